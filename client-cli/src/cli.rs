@@ -1,0 +1,100 @@
+//! The command line's shape. These structs validate and touch nothing;
+//! `commands` does the work.
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::commands;
+
+/// berth: which workspace does this directory belong to, why, and which
+/// folder may its tools touch?
+#[derive(Parser, Debug)]
+#[command(name = "berth", version, propagate_version = true)]
+pub struct Cli {
+    /// Print one JSON document on stdout instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Show which workspace a directory belongs to, and why.
+    Resolve(commands::resolve::ResolveArgs),
+    /// Draw the walk behind a resolution: what was found where, and which rule decided.
+    Explain(commands::explain::ExplainArgs),
+    /// Manage workspaces.
+    #[command(subcommand)]
+    Workspace(WorkspaceCommand),
+    /// Manage roots: the folders this device approved for a workspace.
+    #[command(subcommand)]
+    Root(RootCommand),
+    /// Read and change settings.
+    #[command(subcommand)]
+    Setting(SettingCommand),
+    /// List the workspaces that may learn a conversation with these working directories.
+    Claim(commands::claim::ClaimArgs),
+    /// Start, stop or inspect the daemon.
+    #[command(subcommand)]
+    Daemon(DaemonCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum WorkspaceCommand {
+    /// List the workspaces.
+    List,
+    /// Show one workspace.
+    Show(NameArg),
+    /// Create a workspace.
+    Create(commands::workspace::create::CreateArgs),
+    /// Delete a workspace (its files are kept unless --purge).
+    Delete(commands::workspace::delete::DeleteArgs),
+    /// Make a workspace the device's active one.
+    Switch(NameArg),
+    /// Use a workspace for the project around the current directory.
+    Use(commands::workspace::use_::UseArgs),
+}
+
+/// A workspace name.
+#[derive(Args, Debug)]
+pub struct NameArg {
+    /// The workspace.
+    pub name: String,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RootCommand {
+    /// Approve a folder as a root of a workspace.
+    Add(commands::root::add::AddArgs),
+    /// Remove a root.
+    Remove(commands::root::remove::RemoveArgs),
+    /// List roots, of one workspace or of all.
+    List(commands::root::list::ListArgs),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SettingCommand {
+    /// Print a setting.
+    Get(KeyArg),
+    /// Change a setting.
+    Set(commands::setting::set::SetArgs),
+    /// Unset a setting.
+    Unset(KeyArg),
+}
+
+/// A setting's key.
+#[derive(Args, Debug)]
+pub struct KeyArg {
+    /// The setting, e.g. workspace.unassigned.
+    pub key: String,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum DaemonCommand {
+    /// Start the daemon if it is not running.
+    Start,
+    /// Stop the daemon.
+    Stop(commands::daemon::stop::StopArgs),
+    /// Show whether the daemon runs, and where.
+    Status,
+}

@@ -1,0 +1,56 @@
+//! `berth claim --cwd DIR... [--workspace W]` (SPEC §9).
+
+use std::path::PathBuf;
+
+use berth_proto::pb;
+use clap::Args;
+
+use crate::context::Ctx;
+use crate::output::{self, CliError};
+
+/// Arguments of `berth claim`.
+#[derive(Args, Debug)]
+pub struct ClaimArgs {
+    /// A working directory of the conversation (repeat for each).
+    #[arg(long = "cwd", required = true)]
+    pub cwds: Vec<PathBuf>,
+    /// Answer yes or no for this workspace only.
+    #[arg(long, short)]
+    pub workspace: Option<String>,
+}
+
+/// Runs `berth claim`.
+pub async fn cmd_claim(ctx: &mut Ctx, args: ClaimArgs) -> Result<(), CliError> {
+    let cwds = args
+        .cwds
+        .into_iter()
+        .map(|p| super::path_arg(Some(p), "--cwd"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let req = pb::ClaimRequest {
+        caller: Some(ctx.caller()?),
+        cwds,
+        workspace: args.workspace.clone().unwrap_or_default(),
+    };
+    let reply = ctx
+        .conn()
+        .await?
+        .call(|mut c| {
+            let req = req.clone();
+            async move { c.claim(req).await }
+        })
+        .await?;
+    match (args.workspace, ctx.json) {
+        (Some(w), true) => {
+            output::json(&serde_json::json!({"workspace": w, "allowed": reply.allowed}))
+        }
+        (Some(_), false) => output::text(if reply.allowed { "yes\n" } else { "no\n" }),
+        (None, true) => output::json(&serde_json::json!({"workspaces": reply.workspaces})),
+        (None, false) => output::text(
+            &reply
+                .workspaces
+                .iter()
+                .map(|w| format!("{w}\n"))
+                .collect::<String>(),
+        ),
+    }
+}

@@ -1,0 +1,33 @@
+//! `berth daemon status`: never starts the daemon.
+
+use berth_proto::client::Connection;
+use berth_proto::paths;
+
+use crate::context::Ctx;
+use crate::output::{self, CliError};
+
+/// Runs `berth daemon status`.
+pub async fn cmd_daemon_status(ctx: &mut Ctx) -> Result<(), CliError> {
+    let socket = paths::socket_path(&ctx.env).map_err(|e| CliError::failed(e.to_string()))?;
+    let data_dir = paths::data_dir(&ctx.env)
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
+    let status = match Connection::open_existing(&ctx.env).await? {
+        Some(mut conn) => Some(conn.status().await?),
+        None => None,
+    };
+    if ctx.json {
+        return output::json(&super::status_json(
+            status.as_ref(),
+            &socket.display().to_string(),
+            &data_dir,
+        ));
+    }
+    match status {
+        Some(s) => output::text(&super::status_text(&s)),
+        None => output::text(&format!(
+            "berthd is not running\nsocket: {}\ndata dir: {data_dir}\n",
+            socket.display()
+        )),
+    }
+}

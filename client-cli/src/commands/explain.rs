@@ -1,0 +1,68 @@
+//! `berth explain [PATH]`: the walk behind a resolution, drawn for a person.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::context::Ctx;
+use crate::output::{self, CliError};
+
+/// Arguments of `berth explain`.
+#[derive(Args, Debug)]
+pub struct ExplainArgs {
+    /// The directory (or a file, meaning its folder); default: the current directory.
+    pub path: Option<PathBuf>,
+    /// Use this workspace explicitly.
+    #[arg(long, short)]
+    pub workspace: Option<String>,
+    /// Explain as an agent session would resolve.
+    #[arg(long)]
+    pub agent: bool,
+}
+
+/// Runs `berth explain`.
+pub async fn cmd_explain(ctx: &mut Ctx, args: ExplainArgs) -> Result<(), CliError> {
+    let req = super::resolve::request(ctx, args.path, args.workspace, args.agent)?;
+    let reply = ctx
+        .conn()
+        .await?
+        .call(|mut c| {
+            let req = req.clone();
+            async move { c.explain(req).await }
+        })
+        .await?;
+    let r = reply.resolution.clone().unwrap_or_default();
+    if ctx.json {
+        let mut doc = super::resolution_json(&r);
+        doc["steps"] = reply
+            .steps
+            .iter()
+            .map(|s| serde_json::json!({"directory": s.directory, "findings": s.findings}))
+            .collect();
+        doc["stopped"] = reply.stopped.clone().into();
+        doc["decided"] = reply.decided.clone().into();
+        return output::json(&doc);
+    }
+    let mut s = String::new();
+    s.push_str(&format!("{}\n", r.directory));
+    for step in &reply.steps {
+        s.push_str(&format!("  {}\n", step.directory));
+        if step.findings.is_empty() {
+            s.push_str("      nothing here\n");
+        }
+        for f in &step.findings {
+            s.push_str(&format!("      {f}\n"));
+        }
+    }
+    s.push_str(&format!("  {}\n\n", reply.stopped));
+    s.push_str(&format!(
+        "=> {} ({}): {}\n",
+        output::bold(&r.workspace),
+        r.reason,
+        reply.decided
+    ));
+    for n in &r.notes {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    output::text(&s)
+}

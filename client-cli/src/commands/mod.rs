@@ -1,0 +1,96 @@
+//! One file per subcommand: its clap `Args` and a `cmd_*` function.
+
+pub mod claim;
+pub mod daemon;
+pub mod explain;
+pub mod resolve;
+pub mod root;
+pub mod setting;
+pub mod workspace;
+
+use crate::cli::{Cli, Command, DaemonCommand, RootCommand, SettingCommand, WorkspaceCommand};
+use crate::context::Ctx;
+use crate::output::CliError;
+
+/// Runs the parsed command.
+pub async fn run(cli: Cli) -> Result<(), CliError> {
+    let mut ctx = Ctx::new(cli.json);
+    match cli.command {
+        Command::Resolve(a) => resolve::cmd_resolve(&mut ctx, a).await,
+        Command::Explain(a) => explain::cmd_explain(&mut ctx, a).await,
+        Command::Claim(a) => claim::cmd_claim(&mut ctx, a).await,
+        Command::Workspace(w) => match w {
+            WorkspaceCommand::List => workspace::list::cmd_workspace_list(&mut ctx).await,
+            WorkspaceCommand::Show(a) => workspace::show::cmd_workspace_show(&mut ctx, a).await,
+            WorkspaceCommand::Create(a) => {
+                workspace::create::cmd_workspace_create(&mut ctx, a).await
+            }
+            WorkspaceCommand::Delete(a) => {
+                workspace::delete::cmd_workspace_delete(&mut ctx, a).await
+            }
+            WorkspaceCommand::Switch(a) => {
+                workspace::switch::cmd_workspace_switch(&mut ctx, a).await
+            }
+            WorkspaceCommand::Use(a) => workspace::use_::cmd_workspace_use(&mut ctx, a).await,
+        },
+        Command::Root(r) => match r {
+            RootCommand::Add(a) => root::add::cmd_root_add(&mut ctx, a).await,
+            RootCommand::Remove(a) => root::remove::cmd_root_remove(&mut ctx, a).await,
+            RootCommand::List(a) => root::list::cmd_root_list(&mut ctx, a).await,
+        },
+        Command::Setting(s) => match s {
+            SettingCommand::Get(a) => setting::get::cmd_setting_get(&mut ctx, a).await,
+            SettingCommand::Set(a) => setting::set::cmd_setting_set(&mut ctx, a).await,
+            SettingCommand::Unset(a) => setting::unset::cmd_setting_unset(&mut ctx, a).await,
+        },
+        Command::Daemon(d) => match d {
+            DaemonCommand::Start => daemon::start::cmd_daemon_start(&mut ctx).await,
+            DaemonCommand::Stop(a) => daemon::stop::cmd_daemon_stop(&mut ctx, a).await,
+            DaemonCommand::Status => daemon::status::cmd_daemon_status(&mut ctx).await,
+        },
+    }
+}
+
+/// A path argument as the UTF-8 string the protocol carries.
+pub fn path_arg(p: Option<std::path::PathBuf>, what: &str) -> Result<String, CliError> {
+    match p {
+        None => Ok(String::new()),
+        Some(p) => crate::context::utf8(p.into_os_string(), what),
+    }
+}
+
+/// The JSON shape of a resolution (SPEC §10).
+pub fn resolution_json(r: &berth_proto::pb::Resolution) -> serde_json::Value {
+    use crate::output::nullable;
+    serde_json::json!({
+        "workspace": r.workspace,
+        "reason": r.reason,
+        "directory": r.directory,
+        "project": nullable(&r.project),
+        "project_file": nullable(&r.project_file),
+        "proposal": nullable(&r.proposal),
+        "notes": r.notes,
+    })
+}
+
+/// A resolution as text, one `key: value` line each.
+pub fn resolution_text(r: &berth_proto::pb::Resolution) -> String {
+    let mut s = format!(
+        "workspace: {}\nreason: {}\ndirectory: {}\n",
+        crate::output::bold(&r.workspace),
+        r.reason,
+        r.directory
+    );
+    let mut line = |k: &str, v: &str| {
+        if !v.is_empty() {
+            s.push_str(&format!("{k}: {v}\n"));
+        }
+    };
+    line("project", &r.project);
+    line("project_file", &r.project_file);
+    line("proposal", &r.proposal);
+    for n in &r.notes {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    s
+}

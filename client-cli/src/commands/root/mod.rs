@@ -1,0 +1,5 @@
+//! `berth root ...`
+
+pub mod add;
+pub mod list;
+pub mod remove;

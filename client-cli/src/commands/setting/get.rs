@@ -1,0 +1,33 @@
+//! `berth setting get KEY`
+
+use berth_proto::pb;
+
+use crate::cli::KeyArg;
+use crate::context::Ctx;
+use crate::output::{self, CliError};
+
+/// Runs `berth setting get`.
+pub async fn cmd_setting_get(ctx: &mut Ctx, args: KeyArg) -> Result<(), CliError> {
+    let req = pb::SettingRequest {
+        key: args.key,
+        value: String::new(),
+    };
+    let reply = ctx
+        .conn()
+        .await?
+        .call(|mut c| {
+            let req = req.clone();
+            async move { c.get_setting(req).await }
+        })
+        .await?;
+    if ctx.json {
+        return output::json(&super::setting_json(&reply.key, reply.value.as_deref()));
+    }
+    match reply.value {
+        Some(v) => output::text(&format!("{v}\n")),
+        None => {
+            output::note(&format!("{} is not set", reply.key));
+            Ok(())
+        }
+    }
+}

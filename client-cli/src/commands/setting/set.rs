@@ -1,0 +1,41 @@
+//! `berth setting set KEY VALUE`
+
+use berth_proto::pb;
+use clap::Args;
+
+use crate::context::Ctx;
+use crate::output::{self, CliError};
+
+/// Arguments of `berth setting set`.
+#[derive(Args, Debug)]
+pub struct SetArgs {
+    /// The setting: workspace.unassigned, scratch.keep_hours, hooks.stop_command, hooks.stop_timeout_secs.
+    pub key: String,
+    /// Its new value.
+    pub value: String,
+}
+
+/// Runs `berth setting set`.
+pub async fn cmd_setting_set(ctx: &mut Ctx, args: SetArgs) -> Result<(), CliError> {
+    let req = pb::SettingRequest {
+        key: args.key,
+        value: args.value,
+    };
+    let reply = ctx
+        .conn()
+        .await?
+        .call(|mut c| {
+            let req = req.clone();
+            async move { c.set_setting(req).await }
+        })
+        .await?;
+    if ctx.json {
+        output::json(&super::setting_json(&reply.key, reply.value.as_deref()))
+    } else {
+        output::text(&format!(
+            "{} = {}\n",
+            reply.key,
+            reply.value.unwrap_or_default()
+        ))
+    }
+}

@@ -1,0 +1,28 @@
+//! `berth setting unset KEY`
+
+use berth_proto::pb;
+
+use crate::cli::KeyArg;
+use crate::context::Ctx;
+use crate::output::{self, CliError};
+
+/// Runs `berth setting unset`.
+pub async fn cmd_setting_unset(ctx: &mut Ctx, args: KeyArg) -> Result<(), CliError> {
+    let req = pb::SettingRequest {
+        key: args.key,
+        value: String::new(),
+    };
+    let reply = ctx
+        .conn()
+        .await?
+        .call(|mut c| {
+            let req = req.clone();
+            async move { c.unset_setting(req).await }
+        })
+        .await?;
+    if ctx.json {
+        output::json(&super::setting_json(&reply.key, None))
+    } else {
+        output::text(&format!("{} unset\n", reply.key))
+    }
+}

@@ -1,0 +1,43 @@
+//! `berth workspace create W [--home DIR]`
+
+use std::path::PathBuf;
+
+use berth_proto::pb;
+use clap::Args;
+
+use crate::context::Ctx;
+use crate::output::{self, CliError};
+
+/// Arguments of `berth workspace create`.
+#[derive(Args, Debug)]
+pub struct CreateArgs {
+    /// The new workspace's name: 1 to 40 of a-z, 0-9 and -, not starting with -.
+    pub name: String,
+    /// Keep the workspace's files in this existing folder (an absolute path)
+    /// instead of berth's data folder.
+    #[arg(long)]
+    pub home: Option<PathBuf>,
+}
+
+/// Runs `berth workspace create`.
+pub async fn cmd_workspace_create(ctx: &mut Ctx, args: CreateArgs) -> Result<(), CliError> {
+    let req = pb::CreateWorkspaceRequest {
+        caller: Some(ctx.caller()?),
+        name: args.name,
+        home: crate::commands::path_arg(args.home, "--home")?,
+    };
+    let w = ctx
+        .conn()
+        .await?
+        .call(|mut c| {
+            let req = req.clone();
+            async move { c.create_workspace(req).await }
+        })
+        .await?;
+    if ctx.json {
+        output::json(&super::info_json(&w))
+    } else {
+        output::text(&format!("created workspace {}\n", w.name))?;
+        output::text(&super::info_text(&w))
+    }
+}

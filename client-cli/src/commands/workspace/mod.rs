@@ -1,0 +1,36 @@
+//! `berth workspace ...`
+
+pub mod create;
+pub mod delete;
+pub mod list;
+pub mod show;
+pub mod switch;
+pub mod use_;
+
+use berth_proto::pb;
+
+/// One workspace in the JSON shape of SPEC §10.
+pub fn info_json(w: &pb::WorkspaceInfo) -> serde_json::Value {
+    serde_json::json!({
+        "name": w.name,
+        "active": w.active,
+        "home": w.home,
+        "home_mode": w.home_mode,
+        "roots": w.roots,
+    })
+}
+
+/// One workspace as text.
+pub fn info_text(w: &pb::WorkspaceInfo) -> String {
+    let mut s = format!(
+        "{}{}\n  home: {} ({})\n",
+        crate::output::bold(&w.name),
+        if w.active { " (active)" } else { "" },
+        w.home,
+        w.home_mode
+    );
+    for r in &w.roots {
+        s.push_str(&format!("  root: {r}\n"));
+    }
+    s
+}

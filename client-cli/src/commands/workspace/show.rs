@@ -1,0 +1,29 @@
+//! `berth workspace show W`
+
+use berth_proto::pb;
+
+use crate::cli::NameArg;
+use crate::context::Ctx;
+use crate::output::{self, CliError};
+
+/// Runs `berth workspace show`.
+pub async fn cmd_workspace_show(ctx: &mut Ctx, args: NameArg) -> Result<(), CliError> {
+    let reply = ctx
+        .conn()
+        .await?
+        .call(|mut c| async move { c.list_workspaces(pb::ListWorkspacesRequest {}).await })
+        .await?;
+    let Some(w) = reply.workspaces.iter().find(|w| w.name == args.name) else {
+        let names: Vec<&str> = reply.workspaces.iter().map(|w| w.name.as_str()).collect();
+        return Err(CliError::failed(format!(
+            "no workspace {:?} — workspaces: {}",
+            args.name,
+            names.join(", ")
+        )));
+    };
+    if ctx.json {
+        output::json(&super::info_json(w))
+    } else {
+        output::text(&super::info_text(w))
+    }
+}

@@ -1,0 +1,105 @@
+//! The device: the daemon's state and the operations on it. It owns the
+//! store, an in-memory snapshot of the registry that every resolution reads,
+//! the filesystem view, and the stop signal.
+//!
+//! **Architecture Invariant:** every write goes to the store first and is
+//! answered only after it committed; the snapshot is then rebuilt from the
+//! store, so what resolution reads is never ahead of what is durable.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use crate::error::BerthError;
+use crate::fsview::{FsView, RealFs};
+use crate::registry::Registry;
+use crate::store::{Store, StoreError};
+
+/// The daemon's state.
+pub struct Device {
+    pub(crate) store: Store,
+    snapshot: RwLock<Arc<Registry>>,
+    pub(crate) data_dir: PathBuf,
+    pub(crate) socket: PathBuf,
+    /// The user's home directory, where every walk stops.
+    pub(crate) home: Option<PathBuf>,
+    pub(crate) fs: Box<dyn FsView + Send + Sync>,
+    version: String,
+    stop: tokio::sync::watch::Sender<bool>,
+}
+
+impl Device {
+    /// Wraps an opened store.
+    pub fn new(
+        store: Store,
+        data_dir: PathBuf,
+        socket: PathBuf,
+        home: Option<PathBuf>,
+        version: String,
+    ) -> Result<Device, StoreError> {
+        let snapshot = RwLock::new(Arc::new(store.snapshot()?));
+        // Compare canonical paths: a walk from /home/u/x must stop at the
+        // home even when $HOME is spelled through a symlink.
+        let home = home.map(|h| std::fs::canonicalize(&h).unwrap_or(h));
+        Ok(Device {
+            store,
+            snapshot,
+            data_dir,
+            socket,
+            home,
+            fs: Box::new(RealFs),
+            version,
+            stop: tokio::sync::watch::channel(false).0,
+        })
+    }
+
+    /// The version this daemon advertises.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The current registry snapshot.
+    pub fn registry(&self) -> Arc<Registry> {
+        self.snapshot
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Rebuilds the snapshot after a committed write.
+    pub(crate) fn refresh(&self) -> Result<Arc<Registry>, BerthError> {
+        let fresh = Arc::new(self.store.snapshot()?);
+        *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = fresh.clone();
+        Ok(fresh)
+    }
+
+    /// Asks the daemon to stop.
+    pub fn stop(&self) {
+        self.stop.send_replace(true);
+    }
+
+    /// Completes once [`Device::stop`] was called.
+    pub fn stopped(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut rx = self.stop.subscribe();
+        async move {
+            let _ = rx.wait_for(|stopped| *stopped).await;
+        }
+    }
+
+    /// The homes every walk stops at: the user's, and the caller's extra one.
+    pub(crate) fn homes(&self, extra_home: Option<&Path>) -> Vec<PathBuf> {
+        let mut homes: Vec<PathBuf> = self.home.iter().cloned().collect();
+        if let Some(extra) = extra_home {
+            homes.push(std::fs::canonicalize(extra).unwrap_or_else(|_| extra.to_path_buf()));
+        }
+        homes
+    }
+
+    /// `no workspace "x" — workspaces: a, b`
+    pub(crate) fn unknown_workspace(&self, name: &str) -> BerthError {
+        let reg = self.registry();
+        BerthError::not_found(format!(
+            "no workspace {name:?} — workspaces: {}",
+            reg.names().join(", ")
+        ))
+    }
+}

@@ -1,0 +1,66 @@
+//! The daemon's one error type for requests: a stable [`Code`] for clients to
+//! branch on, and a message that names the thing and the next step.
+
+use berth_proto::codes::Code;
+
+use crate::store::StoreError;
+
+/// A request's failure, as a client will see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BerthError {
+    /// What kind of failure.
+    pub code: Code,
+    /// What happened and what to do.
+    pub message: String,
+}
+
+impl BerthError {
+    /// The request was understood and refused.
+    pub fn refused(message: impl Into<String>) -> Self {
+        Self::new(Code::Refused, message)
+    }
+    /// A named thing does not exist.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(Code::NotFound, message)
+    }
+    /// The request was malformed.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(Code::Invalid, message)
+    }
+    /// Something failed inside the daemon.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(Code::Internal, message)
+    }
+    fn new(code: Code, message: impl Into<String>) -> Self {
+        BerthError {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for BerthError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for BerthError {}
+
+impl From<StoreError> for BerthError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Constraint(m) => BerthError::refused(m),
+            other => {
+                tracing::error!(error = %other, "storage failed");
+                BerthError::internal(other.to_string())
+            }
+        }
+    }
+}
+
+impl From<BerthError> for tonic::Status {
+    fn from(e: BerthError) -> Self {
+        e.code.status(e.message)
+    }
+}

@@ -1,0 +1,118 @@
+//! Gathering the facts a resolution needs, and handing them to the pure
+//! core: canonicalise the directory, plan the walk, look at each directory
+//! through the filesystem view, and take the registry snapshot.
+//!
+//! **Architecture Invariant:** this is the only place resolution meets I/O;
+//! `resolve`, `walk`, `claim` and `explain` never touch the disk.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use crate::caller::{Caller, canonical};
+use crate::device::Device;
+use crate::error::BerthError;
+use crate::explain::Explanation;
+use crate::fsview::look_along;
+use crate::registry::Registry;
+use crate::resolve::{Answer, Facts, Mode, WalkStep, resolve};
+use crate::walk::{Stop, walk_plan};
+
+/// The filesystem half of a resolution's facts.
+#[derive(Debug, Clone)]
+pub struct Gathered {
+    /// The canonical directory resolved (a file's folder).
+    pub directory: PathBuf,
+    /// What the walk found, nearest first.
+    pub walk: Vec<WalkStep>,
+    /// Where the walk stopped.
+    pub stop: Stop,
+}
+
+impl Gathered {
+    /// Completes the facts with the registry and the caller's pins.
+    pub fn facts<'a>(
+        &self,
+        registry: &'a Registry,
+        caller: &Caller,
+        argument: Option<&str>,
+        mode: Mode,
+    ) -> Facts<'a> {
+        Facts {
+            directory: self.directory.clone(),
+            argument: argument.map(str::to_string),
+            env_pin: caller.env_workspace.clone(),
+            walk: self.walk.clone(),
+            stop: self.stop.clone(),
+            registry,
+            mode,
+        }
+    }
+}
+
+impl Device {
+    /// Walks from `path` (relative to the caller's cwd; a file means its
+    /// folder) and looks at each directory on the way.
+    pub fn gather(&self, caller: &Caller, path: &str) -> Result<Gathered, BerthError> {
+        let target = canonical(&caller.absolute(path))?;
+        let directory = if target.is_dir() {
+            target
+        } else {
+            target.parent().map(PathBuf::from).unwrap_or(target)
+        };
+        let plan = walk_plan(&directory, &self.homes(caller.extra_home.as_deref()));
+        Ok(Gathered {
+            walk: look_along(self.fs.as_ref(), &plan.dirs),
+            stop: plan.stop,
+            directory,
+        })
+    }
+
+    /// Which workspace `path` belongs to, and why (SPEC §4).
+    pub fn resolve(
+        &self,
+        caller: &Caller,
+        path: &str,
+        argument: Option<&str>,
+        mode: Mode,
+    ) -> Result<Answer, BerthError> {
+        let gathered = self.gather(caller, path)?;
+        let registry = self.registry();
+        resolve(&gathered.facts(&registry, caller, argument, mode))
+            .map_err(|e| BerthError::not_found(e.to_string()))
+    }
+
+    /// The resolution together with the walk drawn for a person.
+    pub fn explain(
+        &self,
+        caller: &Caller,
+        path: &str,
+        argument: Option<&str>,
+        mode: Mode,
+    ) -> Result<(Answer, Explanation), BerthError> {
+        let gathered = self.gather(caller, path)?;
+        let registry = self.registry();
+        let facts = gathered.facts(&registry, caller, argument, mode);
+        let answer = resolve(&facts).map_err(|e| BerthError::not_found(e.to_string()))?;
+        let explanation = crate::explain::explain(&facts, &answer);
+        Ok((answer, explanation))
+    }
+
+    /// The workspaces that may learn a conversation with these cwds (SPEC §9).
+    pub fn claim(&self, caller: &Caller, cwds: &[String]) -> Result<Vec<String>, BerthError> {
+        if cwds.is_empty() {
+            return Err(BerthError::invalid("give at least one --cwd"));
+        }
+        let registry = self.registry();
+        let mut per_cwd: Vec<BTreeSet<String>> = Vec::with_capacity(cwds.len());
+        for cwd in cwds {
+            let g = self.gather(caller, cwd)?;
+            per_cwd.push(crate::claim::claimers_from_walk(
+                &g.directory,
+                &g.walk,
+                &registry,
+            ));
+        }
+        let all: Vec<String> = registry.workspaces.keys().cloned().collect();
+        Ok(crate::claim::conversation_workspaces(&per_cwd, &all))
+    }
+}

@@ -1,0 +1,39 @@
+//! berthd: berth's per-user daemon.
+//!
+//! The pure core (no I/O, no environment, no clock): [`names`], [`pathutil`],
+//! [`walk`], [`project_file`], [`registry`], [`resolve`], [`claim`],
+//! [`explain`], [`homeguard`]. The daemon around it: [`fsview`] and
+//! [`gather`] meet the disk; [`store`] keeps the registry; [`device`] holds
+//! the state and its operations ([`workspaces`], [`roots`], [`settings`],
+//! [`use_workspace`], [`homes`]); [`server`] speaks the protocol;
+//! [`socket`], [`lock`], [`logging`] and [`lifecycle`] run the process.
+
+// The pure core.
+pub mod claim;
+pub mod explain;
+pub mod homeguard;
+pub mod names;
+pub mod pathutil;
+pub mod project_file;
+pub mod registry;
+pub mod resolve;
+pub mod walk;
+
+// The daemon around it.
+pub mod atomic;
+pub mod caller;
+pub mod device;
+pub mod error;
+pub mod fsview;
+pub mod gather;
+pub mod homes;
+pub mod lifecycle;
+pub mod lock;
+pub mod logging;
+pub mod roots;
+pub mod server;
+pub mod settings;
+pub mod socket;
+pub mod store;
+pub mod use_workspace;
+pub mod workspaces;

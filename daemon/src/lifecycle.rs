@@ -1,0 +1,166 @@
+//! The daemon's life: take the lock, open the store, bind the socket, say
+//! ready, serve until SIGTERM or a shutdown request, and clean up.
+//!
+//! **Architecture Invariant:** the socket appears only once the daemon can
+//! answer, and a second daemon for the same socket exits without touching
+//! anything of the first's.
+
+use std::io::Write;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use berth_proto::paths::{self, EnvCtx};
+
+use crate::device::Device;
+use crate::lock::InstanceLock;
+use crate::socket::BoundSocket;
+use crate::store::Store;
+
+/// How long in-flight requests may run once shutdown starts.
+const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
+
+/// How `berthd` was started.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Stay attached to the terminal (systemd, debugging).
+    pub foreground: bool,
+    /// A pipe to report readiness on (set by the client that spawned us).
+    pub ready_fd: Option<i32>,
+    /// The version to advertise instead of this build's (for tests of
+    /// version skew between clients and daemons).
+    pub advertise_version: Option<String>,
+}
+
+/// The one line a spawner waits for.
+struct ReadyPipe(Option<std::fs::File>);
+
+impl ReadyPipe {
+    fn from_fd(fd: Option<i32>) -> ReadyPipe {
+        // SAFETY: the spawner passed this descriptor to us for this purpose
+        // and nothing else in this process owns it.
+        ReadyPipe(fd.map(|fd| std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) })))
+    }
+
+    fn say(&mut self, line: &str) {
+        if let Some(mut f) = self.0.take() {
+            let _ = writeln!(f, "{line}");
+        }
+    }
+}
+
+/// Runs the daemon to completion.
+pub fn run(opts: Options) -> ExitCode {
+    let mut ready = ReadyPipe::from_fd(opts.ready_fd);
+    match boot(&opts, &mut ready) {
+        Ok(code) => code,
+        Err(message) => {
+            tracing::error!("{message}");
+            eprintln!("berthd: {message}");
+            ready.say(&format!("error: {message}"));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
+    let env = EnvCtx::from_process();
+    let socket = paths::socket_path(&env).map_err(|e| e.to_string())?;
+    let data_dir = paths::data_dir(&env).map_err(|e| e.to_string())?;
+    let state_dir = paths::state_dir(&env).map_err(|e| e.to_string())?;
+    if let Err(e) = crate::logging::init(&state_dir, opts.foreground) {
+        tracing::warn!(dir = ?state_dir, error = %e, "cannot open the log file; logging to stderr");
+    }
+    let socket_dir = socket.parent().unwrap_or(std::path::Path::new("/"));
+    paths::ensure_private_dir(socket_dir, env.uid).map_err(|e| e.to_string())?;
+    let lock_path = paths::lock_path(&socket);
+    let Some(lock) = InstanceLock::try_acquire(&lock_path)
+        .map_err(|e| format!("taking the lock {lock_path:?}: {e}"))?
+    else {
+        tracing::debug!(?lock_path, "another berthd holds the lock; exiting");
+        ready.say("busy");
+        return Ok(ExitCode::SUCCESS);
+    };
+    create_data_dir(&data_dir)?;
+    let store = Store::open(&data_dir.join("berth.db")).map_err(|e| e.to_string())?;
+    let version = opts
+        .advertise_version
+        .clone()
+        .unwrap_or_else(|| berth_proto::VERSION.to_string());
+    let device = Device::new(
+        store,
+        data_dir,
+        socket.clone(),
+        env.home.clone().map(PathBuf::from),
+        version,
+    )
+    .map_err(|e| e.to_string())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("starting the runtime: {e}"))?;
+    let result = runtime.block_on(serve(Arc::new(device), socket, env.uid, ready));
+    drop(lock);
+    result.map(|()| ExitCode::SUCCESS)
+}
+
+async fn serve(
+    device: Arc<Device>,
+    socket: PathBuf,
+    uid: u32,
+    ready: &mut ReadyPipe,
+) -> Result<(), String> {
+    let bound = BoundSocket::bind(&socket, uid)
+        .await
+        .map_err(|e| e.to_string())?;
+    let (incoming, _socket_guard) = bound.incoming(uid);
+    let service = crate::server::service(device.clone());
+    let server = tonic::transport::Server::builder()
+        .add_service(service)
+        .serve_with_incoming_shutdown(incoming, device.stopped());
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| format!("installing the SIGTERM handler: {e}"))?;
+    let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .map_err(|e| format!("installing the SIGINT handler: {e}"))?;
+    tokio::spawn({
+        let device = device.clone();
+        async move {
+            tokio::select! {
+                _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
+                _ = int.recv() => tracing::info!("SIGINT: shutting down"),
+            }
+            device.stop();
+        }
+    });
+    tracing::info!(socket = ?socket, pid = std::process::id(), version = %device.version(), "berthd ready");
+    ready.say("ready");
+    tokio::pin!(server);
+    tokio::select! {
+        result = &mut server => result.map_err(|e| format!("serving: {e}"))?,
+        () = async {
+            device.stopped().await;
+            // Long-lived calls (a session's stream) must not hold up exit.
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        } => tracing::info!("grace period over; exiting"),
+    }
+    tracing::info!("berthd stopped");
+    Ok(())
+}
+
+/// Creates the data dir (0700 when we create it). An existing one is the
+/// user's choice and is used as it is.
+fn create_data_dir(dir: &std::path::Path) -> Result<(), String> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| format!("creating the data directory {dir:?}: {e}"))?;
+    if !dir.is_dir() {
+        return Err(format!("the data directory {dir:?} is not a directory"));
+    }
+    Ok(())
+}

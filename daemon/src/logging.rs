@@ -1,0 +1,35 @@
+//! Logging through `tracing`: a file in the state folder, filtered by
+//! `BERTH_LOG` (RUST_LOG syntax, default `info`), plus stderr in the
+//! foreground.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::writer::MakeWriterExt;
+
+/// Installs the global subscriber. Returns an error only when the log file
+/// cannot be opened; logging then goes to stderr alone.
+pub fn init(state_dir: &Path, foreground: bool) -> std::io::Result<()> {
+    let filter = EnvFilter::try_from_env("BERTH_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let opened = std::fs::create_dir_all(state_dir).and_then(|()| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(state_dir.join("berthd.log"))
+    });
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false);
+    match opened {
+        Ok(file) if foreground => builder
+            .with_writer(Mutex::new(file).and(std::io::stderr))
+            .init(),
+        Ok(file) => builder.with_writer(Mutex::new(file)).init(),
+        Err(e) => {
+            builder.with_writer(std::io::stderr).init();
+            return Err(e);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,108 @@
+//! Component-wise path helpers. Every containment question in berth goes through here, so none
+//! is ever answered by string prefix (`/a/proj` is not inside `/a/pro`). No filesystem access.
+
+use std::path::{Component, Path, PathBuf};
+
+/// True when `path` is `ancestor` or lies beneath it, judged by whole components.
+pub fn is_within(path: &Path, ancestor: &Path) -> bool {
+    // Path::starts_with compares components, and components() already drops interior `.` and
+    // trailing slashes; normalize() also drops a leading `.`.
+    normalize(path).starts_with(normalize(ancestor))
+}
+
+/// True when `ancestor` contains `of` and is not the same folder.
+pub fn is_strict_ancestor(ancestor: &Path, of: &Path) -> bool {
+    is_within(of, ancestor) && depth(of) > depth(ancestor)
+}
+
+/// The number of normal (named) components: `/` is 0, `/home/u` is 2.
+pub fn depth(path: &Path) -> usize {
+    path.components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .count()
+}
+
+/// True when any component is `..`.
+pub fn has_dotdot(path: &Path) -> bool {
+    path.components().any(|c| c == Component::ParentDir)
+}
+
+/// Removes `.` components, lexically. `..` is kept: resolving it without the filesystem would be
+/// wrong whenever the component before it is a symlink.
+pub fn normalize(path: &Path) -> PathBuf {
+    let out: PathBuf = path
+        .components()
+        .filter(|c| *c != Component::CurDir)
+        .collect();
+    if out.as_os_str().is_empty() && !path.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+
+    use super::*;
+
+    #[rstest]
+    #[case::a_folder_is_within_itself("/a/proj", "/a/proj", true)]
+    #[case::a_child_is_within_its_parent("/a/proj/src", "/a/proj", true)]
+    #[case::everything_is_within_the_filesystem_root("/a", "/", true)]
+    #[case::a_longer_sibling_name_is_not_within("/a/proj", "/a/pro", false)]
+    #[case::a_shorter_sibling_name_is_not_within("/a/pro", "/a/proj", false)]
+    #[case::a_parent_is_not_within_its_child("/a", "/a/proj", false)]
+    #[case::a_trailing_slash_changes_nothing("/a/proj/", "/a/proj", true)]
+    #[case::a_dot_component_changes_nothing("/a/./proj/x", "/a/proj", true)]
+    fn containment_is_judged_by_components(
+        #[case] path: &str,
+        #[case] ancestor: &str,
+        #[case] expected: bool,
+    ) {
+        assert_eq!(is_within(Path::new(path), Path::new(ancestor)), expected);
+    }
+
+    #[rstest]
+    #[case::a_parent_is_a_strict_ancestor("/a", "/a/b", true)]
+    #[case::the_root_is_a_strict_ancestor("/", "/a", true)]
+    #[case::a_folder_is_not_its_own_strict_ancestor("/a/b", "/a/b/", false)]
+    #[case::a_prefix_sibling_is_not_an_ancestor("/a/b", "/a/bc", false)]
+    fn strict_ancestry_excludes_the_folder_itself(
+        #[case] ancestor: &str,
+        #[case] of: &str,
+        #[case] expected: bool,
+    ) {
+        assert_eq!(
+            is_strict_ancestor(Path::new(ancestor), Path::new(of)),
+            expected
+        );
+    }
+
+    #[rstest]
+    #[case::the_root_has_depth_zero("/", 0)]
+    #[case::a_home_has_depth_two("/home/u", 2)]
+    #[case::dots_do_not_count("/home/./u/", 2)]
+    fn depth_counts_named_components(#[case] path: &str, #[case] expected: usize) {
+        assert_eq!(depth(Path::new(path)), expected);
+    }
+
+    #[rstest]
+    #[case::a_middle_dotdot_is_found("/a/../b", true)]
+    #[case::a_trailing_dotdot_is_found("/a/..", true)]
+    #[case::dots_in_a_name_are_not_dotdot("/a/..b/c..", false)]
+    #[case::a_single_dot_is_not_dotdot("/a/./b", false)]
+    fn dotdot_is_a_whole_component(#[case] path: &str, #[case] expected: bool) {
+        assert_eq!(has_dotdot(Path::new(path)), expected);
+    }
+
+    #[rstest]
+    #[case::interior_dots_go("/a/./b/.", "/a/b")]
+    #[case::a_leading_dot_goes("./a/b", "a/b")]
+    #[case::dotdot_stays("/a/../b", "/a/../b")]
+    #[case::a_lone_dot_stays_a_dot(".", ".")]
+    fn normalize_removes_only_dots(#[case] path: &str, #[case] expected: &str) {
+        assert_eq!(normalize(Path::new(path)), PathBuf::from(expected));
+    }
+}

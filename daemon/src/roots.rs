@@ -1,0 +1,112 @@
+//! Roots: the folders this device approved for a workspace (SPEC §3).
+//! One approval both claims the folders beneath it and accepts the project
+//! files inside it, so adding one is guarded.
+
+use std::path::{Path, PathBuf};
+
+use crate::caller::{Caller, canonical_dir};
+use crate::device::Device;
+use crate::error::BerthError;
+use crate::registry::Root;
+use crate::walk::{Stop, guard};
+
+impl Device {
+    /// Approves `path` (relative to the caller's cwd) as a root of
+    /// `workspace`. Returns the canonical path and whether it was new.
+    pub fn add_root(
+        &self,
+        caller: &Caller,
+        workspace: &str,
+        path: &str,
+        allow_overlap: bool,
+    ) -> Result<(PathBuf, bool), BerthError> {
+        let reg = self.registry();
+        if !reg.exists(workspace) {
+            return Err(self.unknown_workspace(workspace));
+        }
+        let dir = canonical_dir(&caller.absolute(path))?;
+        self.check_root_place(&dir, caller.extra_home.as_deref())?;
+        if !allow_overlap {
+            refuse_overlap(&reg.overlapping_roots(&dir, workspace), &dir)?;
+        }
+        let added = self.store.add_root(workspace, &dir)?;
+        self.refresh()?;
+        tracing::info!(workspace, root = ?dir, added, "approved root");
+        Ok((dir, added))
+    }
+
+    /// Refuses the filesystem root, a home and an ancestor of a home.
+    pub(crate) fn check_root_place(
+        &self,
+        dir: &Path,
+        extra_home: Option<&Path>,
+    ) -> Result<(), BerthError> {
+        match guard(dir, &self.homes(extra_home)) {
+            None => Ok(()),
+            Some(Stop::FilesystemRoot(_)) => Err(BerthError::refused(format!(
+                "{} is the filesystem root; approving it would claim every folder on this device. Choose a project folder",
+                dir.display()
+            ))),
+            Some(Stop::Home(_)) => Err(BerthError::refused(format!(
+                "{} is a home directory; approving it would claim every folder beneath it. Choose a project folder inside it",
+                dir.display()
+            ))),
+            Some(Stop::AncestorOfHome { home, .. }) => Err(BerthError::refused(format!(
+                "{} contains the home directory {}; approving it would claim every folder beneath it. Choose a project folder",
+                dir.display(),
+                home.display()
+            ))),
+        }
+    }
+
+    /// Removes a root of `workspace`.
+    pub fn remove_root(
+        &self,
+        caller: &Caller,
+        workspace: &str,
+        path: &str,
+    ) -> Result<PathBuf, BerthError> {
+        if !self.registry().exists(workspace) {
+            return Err(self.unknown_workspace(workspace));
+        }
+        let typed = caller.absolute(path);
+        // A root whose folder was deleted can still be removed by its path.
+        let dir = std::fs::canonicalize(&typed).unwrap_or(typed);
+        if !self.store.remove_root(workspace, &dir)? {
+            return Err(BerthError::not_found(format!(
+                "{} is not a root of workspace {workspace:?}; see `berth root list {workspace}`",
+                dir.display()
+            )));
+        }
+        self.refresh()?;
+        tracing::info!(workspace, root = ?dir, "removed root");
+        Ok(dir)
+    }
+
+    /// Lists roots, of one workspace or of all.
+    pub fn list_roots(&self, workspace: Option<&str>) -> Result<Vec<Root>, BerthError> {
+        let reg = self.registry();
+        match workspace {
+            Some(ws) if !reg.exists(ws) => Err(self.unknown_workspace(ws)),
+            Some(ws) => Ok(reg.roots_of(ws).cloned().collect()),
+            None => Ok(reg.roots.clone()),
+        }
+    }
+}
+
+/// Refuses a root that equals, contains or lies inside another workspace's
+/// root, naming them.
+pub(crate) fn refuse_overlap(others: &[&Root], dir: &Path) -> Result<(), BerthError> {
+    if others.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = others
+        .iter()
+        .map(|r| format!("{} (workspace {:?})", r.path.display(), r.workspace))
+        .collect();
+    Err(BerthError::refused(format!(
+        "{} overlaps roots of other workspaces: {}. Sharing folders between workspaces must be confirmed: repeat with --allow-overlap",
+        dir.display(),
+        list.join(", ")
+    )))
+}

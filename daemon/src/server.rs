@@ -1,0 +1,348 @@
+//! The gRPC service: translates between protocol types and the device's
+//! operations, and checks each client's version.
+//!
+//! **Architecture Invariant:** only this module (and `lifecycle`) knows the
+//! protocol's types; the operations take and return plain Rust data.
+
+use std::sync::Arc;
+
+use berth_proto::codes::Code;
+use berth_proto::pb::{self, berth_server::BerthServer};
+use berth_proto::{CLIENT_VERSION_HEADER, PROTOCOL};
+use tonic::service::interceptor::InterceptedService;
+use tonic::{Request, Response, Status};
+use tracing::instrument;
+
+use crate::caller::Caller;
+use crate::device::Device;
+use crate::workspaces::WorkspaceView;
+
+/// The service, wrapped in the version check.
+pub fn service(
+    device: Arc<Device>,
+) -> InterceptedService<BerthServer<Service>, impl tonic::service::Interceptor + Clone> {
+    let version = device.version().to_string();
+    BerthServer::with_interceptor(Service { device }, move |req: Request<()>| {
+        check_client_version(&version, &req)?;
+        Ok(req)
+    })
+}
+
+/// Compares the client's `<version>/<protocol>` stamp with ours. A newer
+/// client finds an outdated daemon (it restarts it); an older client that
+/// speaks an older protocol is told to upgrade. Requests without a stamp
+/// (other tools) are served.
+fn check_client_version(ours: &str, req: &Request<()>) -> Result<(), Status> {
+    let Some(stamp) = req
+        .metadata()
+        .get(CLIENT_VERSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return Ok(());
+    };
+    let (theirs, protocol) = stamp.split_once('/').unwrap_or((stamp, "0"));
+    let protocol: u32 = protocol.parse().unwrap_or(0);
+    let newer_client = protocol > PROTOCOL
+        || berth_proto::client::compare_versions(theirs, ours) == std::cmp::Ordering::Greater;
+    if newer_client {
+        return Err(Code::DaemonOutdated.status(format!(
+            "the running berthd ({ours}) is older than this client ({theirs})"
+        )));
+    }
+    if protocol < PROTOCOL {
+        return Err(Code::ClientOutdated.status(format!(
+            "this client ({theirs}) is older than the running berthd ({ours}) and speaks an older protocol ({protocol} < {PROTOCOL}); upgrade berth, or stop the daemon with `berth daemon stop`"
+        )));
+    }
+    Ok(())
+}
+
+/// The protocol's face of the device.
+pub struct Service {
+    device: Arc<Device>,
+}
+
+fn caller_of(c: Option<pb::Caller>) -> Result<Caller, Status> {
+    let c = c.unwrap_or_default();
+    Ok(Caller::new(&c.cwd, &c.env_workspace, &c.extra_home)?)
+}
+
+fn workspace_info(v: WorkspaceView) -> pb::WorkspaceInfo {
+    pb::WorkspaceInfo {
+        name: v.name,
+        active: v.active,
+        home: v.home.display().to_string(),
+        home_mode: v.home_mode.to_string(),
+        roots: v.roots.iter().map(|r| r.display().to_string()).collect(),
+    }
+}
+
+fn opt(s: &str) -> Option<&str> {
+    (!s.is_empty()).then_some(s)
+}
+
+#[tonic::async_trait]
+impl pb::berth_server::Berth for Service {
+    #[instrument(skip_all, name = "status")]
+    async fn status(
+        &self,
+        _: Request<pb::StatusRequest>,
+    ) -> Result<Response<pb::StatusReply>, Status> {
+        let d = &self.device;
+        Ok(Response::new(pb::StatusReply {
+            version: d.version().to_string(),
+            pid: std::process::id(),
+            socket: d.socket.display().to_string(),
+            data_dir: d.data_dir.display().to_string(),
+            protocol: PROTOCOL,
+            cache_entries: 0,
+            watches: 0,
+        }))
+    }
+
+    #[instrument(skip_all, name = "shutdown")]
+    async fn shutdown(
+        &self,
+        _: Request<pb::ShutdownRequest>,
+    ) -> Result<Response<pb::ShutdownReply>, Status> {
+        tracing::info!("shutdown requested");
+        self.device.stop();
+        Ok(Response::new(pb::ShutdownReply {}))
+    }
+
+    #[instrument(skip_all, name = "resolve")]
+    async fn resolve(
+        &self,
+        req: Request<pb::ResolveRequest>,
+    ) -> Result<Response<pb::ResolveReply>, Status> {
+        let r = req.into_inner();
+        let caller = caller_of(r.caller)?;
+        let answer = self
+            .device
+            .resolve(&caller, &r.path, opt(&r.workspace), mode_of(r.mode))?;
+        Ok(Response::new(pb::ResolveReply {
+            resolution: Some(resolution(answer)),
+        }))
+    }
+
+    #[instrument(skip_all, name = "explain")]
+    async fn explain(
+        &self,
+        req: Request<pb::ResolveRequest>,
+    ) -> Result<Response<pb::ExplainReply>, Status> {
+        let r = req.into_inner();
+        let caller = caller_of(r.caller)?;
+        let (answer, ex) =
+            self.device
+                .explain(&caller, &r.path, opt(&r.workspace), mode_of(r.mode))?;
+        Ok(Response::new(pb::ExplainReply {
+            resolution: Some(resolution(answer)),
+            steps: ex
+                .steps
+                .into_iter()
+                .map(|s| pb::ExplainStep {
+                    directory: s.dir.display().to_string(),
+                    findings: s.findings,
+                })
+                .collect(),
+            stopped: ex.stopped,
+            decided: ex.decided,
+        }))
+    }
+
+    #[instrument(skip_all, name = "claim")]
+    async fn claim(
+        &self,
+        req: Request<pb::ClaimRequest>,
+    ) -> Result<Response<pb::ClaimReply>, Status> {
+        let r = req.into_inner();
+        let caller = caller_of(r.caller)?;
+        let workspaces = self.device.claim(&caller, &r.cwds)?;
+        let allowed = !r.workspace.is_empty() && workspaces.iter().any(|w| *w == r.workspace);
+        if !r.workspace.is_empty() && !self.device.registry().exists(&r.workspace) {
+            return Err(self.device.unknown_workspace(&r.workspace).into());
+        }
+        Ok(Response::new(pb::ClaimReply {
+            workspaces,
+            allowed,
+        }))
+    }
+
+    #[instrument(skip_all, name = "list_workspaces")]
+    async fn list_workspaces(
+        &self,
+        _: Request<pb::ListWorkspacesRequest>,
+    ) -> Result<Response<pb::ListWorkspacesReply>, Status> {
+        let (active, views) = self.device.list_workspaces()?;
+        Ok(Response::new(pb::ListWorkspacesReply {
+            active,
+            workspaces: views.into_iter().map(workspace_info).collect(),
+        }))
+    }
+
+    #[instrument(skip_all, name = "create_workspace")]
+    async fn create_workspace(
+        &self,
+        req: Request<pb::CreateWorkspaceRequest>,
+    ) -> Result<Response<pb::WorkspaceInfo>, Status> {
+        let r = req.into_inner();
+        let caller = caller_of(r.caller)?;
+        let view = self
+            .device
+            .create_workspace(&caller, &r.name, opt(&r.home))?;
+        Ok(Response::new(workspace_info(view)))
+    }
+
+    #[instrument(skip_all, name = "delete_workspace")]
+    async fn delete_workspace(
+        &self,
+        req: Request<pb::DeleteWorkspaceRequest>,
+    ) -> Result<Response<pb::DeleteWorkspaceReply>, Status> {
+        let r = req.into_inner();
+        let done = self.device.delete_workspace(&r.name, r.purge)?;
+        Ok(Response::new(pb::DeleteWorkspaceReply {
+            notes: done.notes,
+        }))
+    }
+
+    #[instrument(skip_all, name = "switch_workspace")]
+    async fn switch_workspace(
+        &self,
+        req: Request<pb::SwitchWorkspaceRequest>,
+    ) -> Result<Response<pb::WorkspaceInfo>, Status> {
+        let view = self.device.switch_workspace(&req.into_inner().name)?;
+        Ok(Response::new(workspace_info(view)))
+    }
+
+    #[instrument(skip_all, name = "use_workspace")]
+    async fn use_workspace(
+        &self,
+        req: Request<pb::UseWorkspaceRequest>,
+    ) -> Result<Response<pb::UseWorkspaceReply>, Status> {
+        let r = req.into_inner();
+        let caller = caller_of(r.caller)?;
+        let done = self
+            .device
+            .use_workspace(&caller, &r.name, r.allow_overlap, mode_of(r.mode))?;
+        Ok(Response::new(pb::UseWorkspaceReply {
+            folder: done
+                .folder
+                .map(|f| f.display().to_string())
+                .unwrap_or_default(),
+            created: done.created,
+            root_added: done.root_added,
+            project_file: done
+                .project_file
+                .map(|f| f.display().to_string())
+                .unwrap_or_default(),
+            notes: done.notes,
+            resolution: Some(resolution(done.answer)),
+        }))
+    }
+
+    #[instrument(skip_all, name = "add_root")]
+    async fn add_root(
+        &self,
+        req: Request<pb::RootRequest>,
+    ) -> Result<Response<pb::RootReply>, Status> {
+        let r = req.into_inner();
+        let caller = caller_of(r.caller)?;
+        let (path, _) = self
+            .device
+            .add_root(&caller, &r.workspace, &r.path, r.allow_overlap)?;
+        Ok(Response::new(pb::RootReply {
+            workspace: r.workspace,
+            path: path.display().to_string(),
+        }))
+    }
+
+    #[instrument(skip_all, name = "remove_root")]
+    async fn remove_root(
+        &self,
+        req: Request<pb::RootRequest>,
+    ) -> Result<Response<pb::RootReply>, Status> {
+        let r = req.into_inner();
+        let caller = caller_of(r.caller)?;
+        let path = self.device.remove_root(&caller, &r.workspace, &r.path)?;
+        Ok(Response::new(pb::RootReply {
+            workspace: r.workspace,
+            path: path.display().to_string(),
+        }))
+    }
+
+    #[instrument(skip_all, name = "list_roots")]
+    async fn list_roots(
+        &self,
+        req: Request<pb::ListRootsRequest>,
+    ) -> Result<Response<pb::ListRootsReply>, Status> {
+        let r = req.into_inner();
+        let roots = self.device.list_roots(opt(&r.workspace))?;
+        Ok(Response::new(pb::ListRootsReply {
+            roots: roots
+                .into_iter()
+                .map(|r| pb::RootEntry {
+                    workspace: r.workspace,
+                    path: r.path.display().to_string(),
+                })
+                .collect(),
+        }))
+    }
+
+    #[instrument(skip_all, name = "get_setting")]
+    async fn get_setting(
+        &self,
+        req: Request<pb::SettingRequest>,
+    ) -> Result<Response<pb::SettingReply>, Status> {
+        let r = req.into_inner();
+        let value = self.device.get_setting(&r.key)?;
+        Ok(Response::new(pb::SettingReply { key: r.key, value }))
+    }
+
+    #[instrument(skip_all, name = "set_setting")]
+    async fn set_setting(
+        &self,
+        req: Request<pb::SettingRequest>,
+    ) -> Result<Response<pb::SettingReply>, Status> {
+        let r = req.into_inner();
+        self.device.set_setting(&r.key, &r.value)?;
+        Ok(Response::new(pb::SettingReply {
+            key: r.key,
+            value: Some(r.value),
+        }))
+    }
+
+    #[instrument(skip_all, name = "unset_setting")]
+    async fn unset_setting(
+        &self,
+        req: Request<pb::SettingRequest>,
+    ) -> Result<Response<pb::SettingReply>, Status> {
+        let r = req.into_inner();
+        self.device.unset_setting(&r.key)?;
+        Ok(Response::new(pb::SettingReply {
+            key: r.key,
+            value: None,
+        }))
+    }
+}
+
+fn mode_of(m: i32) -> crate::resolve::Mode {
+    if m == pb::Mode::Agent as i32 {
+        crate::resolve::Mode::Agent
+    } else {
+        crate::resolve::Mode::Cli
+    }
+}
+
+fn resolution(a: crate::resolve::Answer) -> pb::Resolution {
+    let path =
+        |p: Option<std::path::PathBuf>| p.map(|p| p.display().to_string()).unwrap_or_default();
+    pb::Resolution {
+        workspace: a.workspace,
+        reason: a.reason.as_str().to_string(),
+        directory: a.directory.display().to_string(),
+        project: path(a.project),
+        project_file: path(a.project_file),
+        proposal: a.proposal.unwrap_or_default(),
+        notes: a.notes,
+    }
+}

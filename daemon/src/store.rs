@@ -1,0 +1,481 @@
+//! The registry's durable storage: workspaces, roots, settings and the
+//! device's active workspace, in SQLite.
+//!
+//! One connection, behind a mutex: a per-user daemon writes rarely, and one
+//! writer keeps every write serial. Writes use `synchronous=FULL` in WAL mode,
+//! so a write that was answered survives a crash of the daemon or the machine.
+//! A database that is not berth's, is damaged or is newer than this build is
+//! reported and left exactly as it was: it is checked read-only before
+//! anything writes to it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+
+use crate::registry::{Home, Registry, Root, WorkspaceEntry};
+
+/// The schema version this build writes. Each step of [`MIGRATIONS`] moves
+/// `user_version` up by one, in its own transaction.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+const MIGRATIONS: &[&str] = &[
+    // 1: the registry.
+    "CREATE TABLE workspaces (
+        name TEXT PRIMARY KEY NOT NULL
+            CHECK (length(name) BETWEEN 1 AND 40
+                   AND name NOT GLOB '*[^a-z0-9-]*'
+                   AND substr(name, 1, 1) <> '-'),
+        home_mode TEXT NOT NULL CHECK (home_mode IN ('managed', 'local')),
+        home_path TEXT,
+        created_at INTEGER NOT NULL,
+        CHECK ((home_mode = 'local') = (home_path IS NOT NULL))
+     ) STRICT;
+     CREATE TABLE roots (
+        workspace TEXT NOT NULL REFERENCES workspaces(name) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (workspace, path)
+     ) STRICT;
+     CREATE TABLE settings (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) STRICT;
+     CREATE TABLE device (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) STRICT;
+     INSERT INTO workspaces (name, home_mode, home_path, created_at)
+        VALUES ('default', 'managed', NULL, unixepoch());
+     INSERT INTO device (key, value) VALUES ('active', 'default');",
+];
+
+/// Why the store could not be opened or written.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The file is not a database, or SQLite reports damage.
+    #[error(
+        "the database {path:?} is damaged or not a berth database ({detail}); berth left it untouched. Move it aside (mv {path:?} {path:?}.bad) and start berthd again to begin with an empty registry, or restore a backup"
+    )]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What SQLite said.
+        detail: String,
+    },
+    /// The schema is newer than this build understands.
+    #[error(
+        "the database {path:?} has schema version {found}, newer than the {supported} this berthd understands; berth left it untouched. Upgrade berth, or move the file aside to start over"
+    )]
+    TooNew {
+        /// The file.
+        path: PathBuf,
+        /// Its version.
+        found: i64,
+        /// Ours.
+        supported: i64,
+    },
+    /// A constraint refused a write (a duplicate, a dangling reference).
+    #[error("{0}")]
+    Constraint(String),
+    /// Any other SQLite failure.
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// The registry's storage.
+pub struct Store {
+    conn: Mutex<Connection>,
+}
+
+impl Store {
+    /// Opens (or creates) the database at `path`, refusing one that is
+    /// damaged, foreign or too new, then migrates it to [`SCHEMA_VERSION`].
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        if path.exists() {
+            check_readonly(path)?;
+        }
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        let mut store = Store {
+            conn: Mutex::new(conn),
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let conn = self.conn.get_mut().expect("store lock");
+        let mut version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        while (version as usize) < MIGRATIONS.len() {
+            let tx = conn.transaction()?;
+            tx.execute_batch(MIGRATIONS[version as usize])?;
+            version += 1;
+            tx.pragma_update(None, "user_version", version)?;
+            tx.commit()?;
+            tracing::info!(version, "migrated the registry schema");
+        }
+        Ok(())
+    }
+
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut conn)
+    }
+
+    /// Reads the whole registry.
+    pub fn snapshot(&self) -> Result<Registry, StoreError> {
+        self.with(|c| read_registry(c))
+    }
+
+    /// Adds a workspace.
+    pub fn create_workspace(&self, name: &str, home: &Home) -> Result<(), StoreError> {
+        self.with(|c| insert_workspace(c, name, home))
+    }
+
+    /// Deletes a workspace, its roots, and the `workspace.unassigned` setting
+    /// when it names it. Returns whether the setting was reset.
+    pub fn delete_workspace(&self, name: &str) -> Result<bool, StoreError> {
+        self.with(|c| {
+            let tx = c.transaction()?;
+            let reset = tx.execute(
+                "DELETE FROM settings WHERE key = 'workspace.unassigned' AND value = ?1",
+                [name],
+            )? > 0;
+            tx.execute("DELETE FROM workspaces WHERE name = ?1", [name])?;
+            tx.commit()?;
+            Ok(reset)
+        })
+    }
+
+    /// Makes `name` the active workspace.
+    pub fn set_active(&self, name: &str) -> Result<(), StoreError> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO device (key, value) VALUES ('active', ?1)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                [name],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Approves `path` as a root of `workspace`; `false` if it already was.
+    pub fn add_root(&self, workspace: &str, path: &Path) -> Result<bool, StoreError> {
+        self.with(|c| insert_root(c, workspace, path))
+    }
+
+    /// Creates the workspace when `create` is given, then adds the root when
+    /// `root` is given, in one transaction (for `workspace use`).
+    pub fn create_and_approve(
+        &self,
+        create: Option<&str>,
+        root: Option<(&str, &Path)>,
+    ) -> Result<(), StoreError> {
+        self.with(|c| {
+            let tx = c.transaction()?;
+            if let Some(name) = create {
+                insert_workspace(&tx, name, &Home::Managed)?;
+            }
+            if let Some((ws, path)) = root {
+                insert_root(&tx, ws, path)?;
+            }
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    /// Removes a root; `false` if there was no such root.
+    pub fn remove_root(&self, workspace: &str, path: &Path) -> Result<bool, StoreError> {
+        self.with(|c| {
+            Ok(c.execute(
+                "DELETE FROM roots WHERE workspace = ?1 AND path = ?2",
+                params![workspace, path_text(path)],
+            )? > 0)
+        })
+    }
+
+    /// A setting's value.
+    pub fn get_setting(&self, key: &str) -> Result<Option<String>, StoreError> {
+        self.with(|c| {
+            Ok(
+                c.query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| {
+                    r.get(0)
+                })
+                .optional()?,
+            )
+        })
+    }
+
+    /// Sets a setting.
+    pub fn set_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO settings (key, value) VALUES (?1, ?2)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                [key, value],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Unsets a setting; `false` if it was not set.
+    pub fn unset_setting(&self, key: &str) -> Result<bool, StoreError> {
+        self.with(|c| Ok(c.execute("DELETE FROM settings WHERE key = ?1", [key])? > 0))
+    }
+
+    /// Runs SQLite's integrity check; `"ok"` when sound.
+    pub fn integrity_check(&self) -> Result<String, StoreError> {
+        self.with(|c| Ok(c.query_row("PRAGMA integrity_check", [], |r| r.get(0))?))
+    }
+}
+
+/// Checks a database read-only, so a damaged or foreign file is never
+/// modified: not even its header or a WAL is written.
+fn check_readonly(path: &Path) -> Result<(), StoreError> {
+    let corrupt = |e: rusqlite::Error| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        detail: e.to_string(),
+    };
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(corrupt)?;
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(corrupt)?;
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    let verdict: String = conn
+        .query_row("PRAGMA quick_check", [], |r| r.get(0))
+        .map_err(corrupt)?;
+    if verdict != "ok" {
+        return Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail: verdict,
+        });
+    }
+    if version > 0 {
+        // A file with berth's version must have berth's tables.
+        conn.query_row("SELECT count(*) FROM workspaces", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .map_err(corrupt)?;
+    } else {
+        let tables: i64 = conn
+            .query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))
+            .map_err(corrupt)?;
+        if tables > 0 {
+            return Err(StoreError::Corrupt {
+                path: path.to_path_buf(),
+                detail: "it holds tables but no berth schema version".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn path_text(path: &Path) -> String {
+    // Paths reach the daemon as UTF-8 (the protocol's strings), so this is exact.
+    path.to_string_lossy().into_owned()
+}
+
+fn constraint(e: rusqlite::Error, what: impl FnOnce() -> String) -> StoreError {
+    match e {
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+        {
+            StoreError::Constraint(what())
+        }
+        other => StoreError::Sqlite(other),
+    }
+}
+
+fn insert_workspace(c: &Connection, name: &str, home: &Home) -> Result<(), StoreError> {
+    let (mode, path) = match home {
+        Home::Managed => ("managed", None),
+        Home::Local(p) => ("local", Some(path_text(p))),
+    };
+    c.execute(
+        "INSERT INTO workspaces (name, home_mode, home_path, created_at) VALUES (?1, ?2, ?3, unixepoch())",
+        params![name, mode, path],
+    )
+    .map_err(|e| constraint(e, || format!("workspace {name:?} already exists")))?;
+    Ok(())
+}
+
+fn insert_root(c: &Connection, workspace: &str, path: &Path) -> Result<bool, StoreError> {
+    let n = c
+        .execute(
+            "INSERT INTO roots (workspace, path, created_at) VALUES (?1, ?2, unixepoch())
+             ON CONFLICT (workspace, path) DO NOTHING",
+            params![workspace, path_text(path)],
+        )
+        .map_err(|e| constraint(e, || format!("no workspace {workspace:?}")))?;
+    Ok(n > 0)
+}
+
+fn read_registry(c: &Connection) -> Result<Registry, StoreError> {
+    let mut workspaces = std::collections::BTreeMap::new();
+    let mut stmt = c.prepare("SELECT name, home_mode, home_path FROM workspaces")?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, Option<String>>(2)?,
+        ))
+    })?;
+    for row in rows {
+        let (name, mode, path) = row?;
+        let home = match (mode.as_str(), path) {
+            ("local", Some(p)) => Home::Local(PathBuf::from(p)),
+            _ => Home::Managed,
+        };
+        workspaces.insert(name.clone(), WorkspaceEntry { name, home });
+    }
+    let mut stmt = c.prepare("SELECT workspace, path FROM roots ORDER BY workspace, path")?;
+    let roots = stmt
+        .query_map([], |r| {
+            Ok(Root {
+                workspace: r.get(0)?,
+                path: PathBuf::from(r.get::<_, String>(1)?),
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    let active: Option<String> = c
+        .query_row("SELECT value FROM device WHERE key = 'active'", [], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    let unassigned: Option<String> = c
+        .query_row(
+            "SELECT value FROM settings WHERE key = 'workspace.unassigned'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    // The active workspace always exists: deleting it is refused. Should a
+    // hand-edited database break that, fall back to `default` visibly.
+    let active = active
+        .filter(|a| workspaces.contains_key(a))
+        .unwrap_or_else(|| "default".to_string());
+    Ok(Registry {
+        workspaces,
+        active,
+        unassigned,
+        roots,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fresh() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("berth.db")).unwrap();
+        (dir, store)
+    }
+
+    #[test]
+    fn a_fresh_registry_holds_default_and_it_is_active() {
+        let (_d, store) = fresh();
+        let reg = store.snapshot().unwrap();
+        assert_eq!(reg.active, "default");
+        assert_eq!(reg.workspaces.keys().collect::<Vec<_>>(), ["default"]);
+    }
+
+    #[test]
+    fn the_schema_refuses_a_local_home_without_a_path() {
+        let (_d, store) = fresh();
+        let err = store
+            .with(|c| Ok(c.execute("INSERT INTO workspaces VALUES ('x', 'local', NULL, 0)", [])?));
+        assert!(err.is_err());
+        let err = store.with(|c| {
+            Ok(c.execute(
+                "INSERT INTO workspaces VALUES ('y', 'managed', '/tmp', 0)",
+                [],
+            )?)
+        });
+        assert!(err.is_err());
+    }
+
+    #[test]
+    fn the_schema_refuses_an_invalid_name() {
+        let (_d, store) = fresh();
+        for bad in ["-x", "Upper", "a b", ""] {
+            assert!(
+                store.create_workspace(bad, &Home::Managed).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn deleting_a_workspace_removes_its_roots_and_resets_unassigned() {
+        let (_d, store) = fresh();
+        store.create_workspace("w", &Home::Managed).unwrap();
+        store.add_root("w", Path::new("/p")).unwrap();
+        store.set_setting("workspace.unassigned", "w").unwrap();
+        assert!(store.delete_workspace("w").unwrap());
+        let reg = store.snapshot().unwrap();
+        assert!(reg.roots.is_empty());
+        assert_eq!(reg.unassigned, None);
+    }
+
+    #[test]
+    fn garbage_is_reported_and_left_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("berth.db");
+        let garbage = vec![0xAB; 8192];
+        std::fs::write(&path, &garbage).unwrap();
+        let err = Store::open(&path).err().expect("refused");
+        assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), garbage);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused_and_left_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("berth.db");
+        drop(Store::open(&path).unwrap());
+        Connection::open(&path)
+            .unwrap()
+            .pragma_update(None, "user_version", 99)
+            .unwrap();
+        let before = std::fs::read(&path).unwrap();
+        let err = Store::open(&path).err().expect("refused");
+        assert!(matches!(err, StoreError::TooNew { found: 99, .. }), "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+
+    #[test]
+    fn a_truncated_database_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("berth.db");
+        {
+            let store = Store::open(&path).unwrap();
+            for i in 0..200 {
+                store
+                    .add_root("default", Path::new(&format!("/p/{i}/{}", "x".repeat(200))))
+                    .unwrap();
+            }
+            store
+                .with(|c| Ok(c.pragma_update(None, "wal_checkpoint", "TRUNCATE")?))
+                .ok();
+        }
+        let _ = std::fs::remove_file(path.with_extension("db-wal"));
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(bytes.len() > 8192, "{}", bytes.len());
+        std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        let err = Store::open(&path).err().expect("refused");
+        assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
+    }
+}

@@ -1,0 +1,172 @@
+//! `workspace use` and the MCP `use_workspace` tool (SPEC §5, §10): act on
+//! the user's choice of workspace for the project around a directory.
+//!
+//! Creating the workspace, approving the folder as a root and writing the
+//! project file happen together or not at all: every refusal is decided
+//! before anything is written.
+
+use std::path::PathBuf;
+
+use crate::caller::Caller;
+use crate::device::Device;
+use crate::error::BerthError;
+use crate::names::check_workspace_name;
+use crate::project_file::{PROJECT_DIR, project_file_path};
+use crate::registry::Home;
+use crate::resolve::{Answer, Mode, summarize_walk};
+use crate::roots::refuse_overlap;
+
+/// What `use` did.
+#[derive(Debug)]
+pub struct UseOutcome {
+    /// The folder now assigned; `None` for an agent session without a project.
+    pub folder: Option<PathBuf>,
+    /// Whether the workspace was created.
+    pub created: bool,
+    /// Whether the folder was approved as a new root.
+    pub root_added: bool,
+    /// The project file written, if one was.
+    pub project_file: Option<PathBuf>,
+    /// What the user should know.
+    pub notes: Vec<String>,
+    /// The caller's resolution afterwards.
+    pub answer: Answer,
+}
+
+impl Device {
+    /// Uses `name` for the project around the caller's cwd. The CLI falls
+    /// back to the cwd itself when it is in no project (a person chose to run
+    /// it there); an agent session without a project only creates the
+    /// workspace and switches nothing.
+    pub fn use_workspace(
+        &self,
+        caller: &Caller,
+        name: &str,
+        allow_overlap: bool,
+        mode: Mode,
+    ) -> Result<UseOutcome, BerthError> {
+        check_workspace_name(name).map_err(|e| BerthError::invalid(e.to_string()))?;
+        let gathered = self.gather(caller, "")?;
+        let reg = self.registry();
+        let summary = summarize_walk(&gathered.walk, &reg);
+        let exists = reg.exists(name);
+        let folder = match (summary.project, mode) {
+            (Some(project), _) => project,
+            (None, Mode::Cli) => gathered.directory.clone(),
+            (None, Mode::Agent) => {
+                if !exists {
+                    self.store.create_workspace(name, &Home::Managed)?;
+                    self.refresh()?;
+                }
+                let answer = self.resolve(caller, "", None, mode)?;
+                return Ok(UseOutcome {
+                    folder: None,
+                    created: !exists,
+                    root_added: false,
+                    project_file: None,
+                    notes: vec![format!(
+                        "this session has no project, so nothing was switched; pass workspace \"{name}\" on later calls"
+                    )],
+                    answer,
+                });
+            }
+        };
+        self.check_root_place(&folder, caller.extra_home.as_deref())?;
+        let covered = exists && reg.root_of_workspace_contains(name, &folder);
+        if !covered && !allow_overlap {
+            refuse_overlap(&reg.overlapping_roots(&folder, name), &folder)?;
+        }
+
+        // The file first: if the registry write then fails, the file is put
+        // back as it was, and an unapproved file only proposes anyway.
+        let file = project_file_path(&folder);
+        let previous = std::fs::read(&file).ok();
+        let mut notes = Vec::new();
+        let wrote = write_project_file(&file, previous.as_deref(), name, &mut notes)?;
+        let create = (!exists).then_some(name);
+        let root = (!covered).then_some((name, folder.as_path()));
+        if let Err(e) = self.store.create_and_approve(create, root) {
+            if wrote {
+                restore(&file, previous.as_deref());
+            }
+            return Err(e.into());
+        }
+        self.refresh()?;
+        self.invalidate(&folder);
+        tracing::info!(
+            workspace = name,
+            ?folder,
+            created = !exists,
+            root_added = !covered,
+            "used workspace"
+        );
+        if wrote {
+            notes.push(format!(
+                "wrote {}; committing it to version control is your choice",
+                file.display()
+            ));
+        }
+        let answer = self.resolve(caller, "", None, mode)?;
+        Ok(UseOutcome {
+            folder: Some(folder),
+            created: !exists,
+            root_added: !covered,
+            project_file: wrote.then_some(file),
+            notes,
+            answer,
+        })
+    }
+
+    /// Forgets cached lookups at and below `dir` (the daemon's own writes
+    /// invalidate before they are answered).
+    pub(crate) fn invalidate(&self, _dir: &std::path::Path) {}
+}
+
+/// Writes `{"workspace": name}` into the project file, keeping any other
+/// keys of a valid existing file. Returns whether anything was written.
+fn write_project_file(
+    file: &std::path::Path,
+    previous: Option<&[u8]>,
+    name: &str,
+    notes: &mut Vec<String>,
+) -> Result<bool, BerthError> {
+    let mut object = serde_json::Map::new();
+    if let Some(bytes) = previous {
+        match serde_json::from_slice::<serde_json::Value>(bytes) {
+            Ok(serde_json::Value::Object(existing)) => {
+                if existing.get("workspace").and_then(|v| v.as_str()) == Some(name) {
+                    return Ok(false);
+                }
+                object = existing;
+            }
+            _ => {
+                let backup = file.with_extension("json.bak");
+                crate::atomic::write_atomic(&backup, bytes).map_err(|e| {
+                    BerthError::internal(format!("backing up {}: {e}", file.display()))
+                })?;
+                notes.push(format!(
+                    "replaced the unreadable {}; its old content is in {}",
+                    file.display(),
+                    backup.display()
+                ));
+            }
+        }
+    }
+    object.insert("workspace".into(), serde_json::Value::String(name.into()));
+    let mut text = serde_json::to_string_pretty(&serde_json::Value::Object(object))
+        .expect("a JSON object serialises");
+    text.push('\n');
+    let dir = file.parent().expect("project file has a folder");
+    debug_assert!(dir.ends_with(PROJECT_DIR));
+    std::fs::create_dir_all(dir)
+        .and_then(|()| crate::atomic::write_atomic(file, text.as_bytes()))
+        .map_err(|e| BerthError::refused(format!("writing {}: {e}", file.display())))?;
+    Ok(true)
+}
+
+fn restore(file: &std::path::Path, previous: Option<&[u8]>) {
+    let _ = match previous {
+        Some(bytes) => crate::atomic::write_atomic(file, bytes),
+        None => std::fs::remove_file(file),
+    };
+}

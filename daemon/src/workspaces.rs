@@ -1,0 +1,154 @@
+//! Workspaces: create, delete, switch, list, show.
+
+use std::path::PathBuf;
+
+use crate::caller::Caller;
+use crate::device::Device;
+use crate::error::BerthError;
+use crate::names::check_workspace_name;
+use crate::registry::{Home, Registry};
+
+/// A workspace as listed to clients.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkspaceView {
+    /// Its name.
+    pub name: String,
+    /// Whether it is the device's active workspace.
+    pub active: bool,
+    /// Its home folder (derived; see [`crate::homes::home_of`]).
+    pub home: PathBuf,
+    /// `managed` or `local`.
+    pub home_mode: &'static str,
+    /// Its roots, sorted.
+    pub roots: Vec<PathBuf>,
+}
+
+/// What deleting did beyond the delete itself.
+#[derive(Debug, Default)]
+pub struct Deleted {
+    /// Notes for the user: a reset setting, files kept or purged.
+    pub notes: Vec<String>,
+}
+
+impl Device {
+    /// Lists every workspace.
+    pub fn list_workspaces(&self) -> Result<(String, Vec<WorkspaceView>), BerthError> {
+        let reg = self.registry();
+        let views = reg
+            .workspaces
+            .keys()
+            .map(|name| self.view(&reg, name))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((reg.active.clone(), views))
+    }
+
+    /// Shows one workspace.
+    pub fn show_workspace(&self, name: &str) -> Result<WorkspaceView, BerthError> {
+        let reg = self.registry();
+        if !reg.exists(name) {
+            return Err(self.unknown_workspace(name));
+        }
+        self.view(&reg, name)
+    }
+
+    fn view(&self, reg: &Registry, name: &str) -> Result<WorkspaceView, BerthError> {
+        let entry = &reg.workspaces[name];
+        let home = crate::homes::home_of(entry, &self.data_dir, &self.guard_ctx())
+            .map_err(|e| BerthError::internal(e.to_string()))?;
+        Ok(WorkspaceView {
+            name: name.to_string(),
+            active: reg.active == name,
+            home,
+            home_mode: match entry.home {
+                Home::Managed => "managed",
+                Home::Local(_) => "local",
+            },
+            roots: reg.roots_of(name).map(|r| r.path.clone()).collect(),
+        })
+    }
+
+    /// Creates a workspace with a managed home, or a local one at `home`.
+    pub fn create_workspace(
+        &self,
+        _caller: &Caller,
+        name: &str,
+        home: Option<&str>,
+    ) -> Result<WorkspaceView, BerthError> {
+        check_workspace_name(name).map_err(|e| BerthError::invalid(e.to_string()))?;
+        if self.registry().exists(name) {
+            return Err(BerthError::refused(format!(
+                "workspace {name:?} already exists; see it with `berth workspace show {name}`"
+            )));
+        }
+        let home = match home {
+            None => Home::Managed,
+            Some(typed) => Home::Local(crate::homes::check_local_home(
+                std::path::Path::new(typed),
+                &self.guard_ctx(),
+            )?),
+        };
+        self.store.create_workspace(name, &home)?;
+        let reg = self.refresh()?;
+        tracing::info!(workspace = name, ?home, "created workspace");
+        self.view(&reg, name)
+    }
+
+    /// Deletes a workspace: refuses the active one, removes its roots, resets
+    /// `workspace.unassigned` when it names it, and keeps a managed home's
+    /// files unless `purge`.
+    pub fn delete_workspace(&self, name: &str, purge: bool) -> Result<Deleted, BerthError> {
+        let reg = self.registry();
+        let Some(entry) = reg.workspaces.get(name) else {
+            return Err(self.unknown_workspace(name));
+        };
+        if reg.active == name {
+            return Err(BerthError::refused(format!(
+                "workspace {name:?} is the active workspace; switch to another first (`berth workspace switch <name>`)"
+            )));
+        }
+        let home = crate::homes::home_of(entry, &self.data_dir, &self.guard_ctx()).ok();
+        let mut out = Deleted::default();
+        if self.store.delete_workspace(name)? {
+            out.notes
+                .push(format!("workspace.unassigned named {name:?} and was unset"));
+        }
+        self.refresh()?;
+        tracing::info!(workspace = name, purge, "deleted workspace");
+        match (&entry.home, home) {
+            (Home::Managed, Some(home)) if home.exists() => {
+                if purge {
+                    std::fs::remove_dir_all(&home).map_err(|e| {
+                        BerthError::internal(format!(
+                            "workspace {name:?} was deleted, but purging its files at {} failed: {e}",
+                            home.display()
+                        ))
+                    })?;
+                    out.notes
+                        .push(format!("purged its files at {}", home.display()));
+                } else {
+                    out.notes.push(format!(
+                        "kept its files at {}; delete them with --purge",
+                        home.display()
+                    ));
+                }
+            }
+            (Home::Local(path), _) => out.notes.push(format!(
+                "its local home {} is your folder and was left in place",
+                path.display()
+            )),
+            _ => {}
+        }
+        Ok(out)
+    }
+
+    /// Makes `name` the device's active workspace.
+    pub fn switch_workspace(&self, name: &str) -> Result<WorkspaceView, BerthError> {
+        if !self.registry().exists(name) {
+            return Err(self.unknown_workspace(name));
+        }
+        self.store.set_active(name)?;
+        let reg = self.refresh()?;
+        tracing::info!(workspace = name, "switched the active workspace");
+        self.view(&reg, name)
+    }
+}

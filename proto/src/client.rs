@@ -1,0 +1,397 @@
+//! The one client connector: find the socket, connect, start `berthd` when
+//! nobody answers, and keep client and daemon versions in step.
+//!
+//! Every reply is sorted into ready, needs-restart (an older daemon) or
+//! unreachable, and each failure says what happened and what to run.
+
+use std::future::Future;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hyper_util::rt::TokioIo;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, Endpoint, Uri};
+
+use crate::codes::Code;
+use crate::paths::{self, EnvCtx, PathError};
+use crate::pb::berth_client::BerthClient;
+use crate::spawn::{self, Readiness};
+use crate::transport::LocalStream;
+use crate::{CLIENT_VERSION_HEADER, PROTOCOL, VERSION};
+
+/// How long a daemon may take to become ready after it was spawned.
+pub const START_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a connected daemon may take to answer one request before it is
+/// reported as wedged.
+pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A typed gRPC client that stamps every request with this client's version.
+pub type Client = BerthClient<InterceptedService<Channel, VersionStamp>>;
+
+/// Adds [`CLIENT_VERSION_HEADER`] to each request.
+#[derive(Clone)]
+pub struct VersionStamp;
+
+impl tonic::service::Interceptor for VersionStamp {
+    fn call(&mut self, mut req: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        req.metadata_mut().insert(
+            CLIENT_VERSION_HEADER,
+            version_stamp().parse().expect("version is ASCII"),
+        );
+        Ok(req)
+    }
+}
+
+/// `<version>/<protocol>`, as sent in [`CLIENT_VERSION_HEADER`].
+pub fn version_stamp() -> String {
+    format!("{VERSION}/{PROTOCOL}")
+}
+
+/// Why a client could not get an answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// No socket path could be derived.
+    #[error(transparent)]
+    Path(#[from] PathError),
+    /// No daemon runs, and this call does not start one.
+    #[error("berthd is not running (socket {socket:?})")]
+    NotRunning {
+        /// The socket tried.
+        socket: PathBuf,
+    },
+    /// The socket exists but connecting failed for another reason.
+    #[error(
+        "failed to connect to berthd at {socket:?}: {source}. Is it running? Try `berth daemon start`"
+    )]
+    Unreachable {
+        /// The socket tried.
+        socket: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
+    /// No `berthd` executable was found to start.
+    #[error(
+        "cannot find berthd to start it: looked in BERTH_DAEMON, beside this program and on PATH; install berthd or set BERTH_DAEMON"
+    )]
+    DaemonNotFound,
+    /// Spawning `berthd` failed.
+    #[error("starting {exe:?}: {source}")]
+    SpawnFailed {
+        /// The executable.
+        exe: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
+    /// `berthd` started and reported that it cannot run.
+    #[error("berthd could not start: {0}")]
+    DaemonFailed(String),
+    /// `berthd` was started but never answered.
+    #[error(
+        "berthd did not become ready at {socket:?} within {secs} s; see its log in the berth state folder"
+    )]
+    NotReady {
+        /// The socket tried.
+        socket: PathBuf,
+        /// How long we waited.
+        secs: u64,
+    },
+    /// A daemon holds the lock but does not answer in time.
+    #[error(
+        "berthd{pid} at {socket:?} accepted the connection but did not answer within {secs} s; stop it with `berth daemon stop --force`"
+    )]
+    Wedged {
+        /// The socket.
+        socket: PathBuf,
+        /// " (pid N)" when the lock file names it.
+        pid: String,
+        /// How long we waited.
+        secs: u64,
+    },
+    /// The daemon refused or failed the request; its message says why.
+    #[error("{}", .0.message())]
+    Rpc(tonic::Status),
+}
+
+impl ClientError {
+    /// The daemon's machine code, when the error came from it.
+    pub fn code(&self) -> Option<Code> {
+        match self {
+            ClientError::Rpc(s) => Code::of(s),
+            _ => None,
+        }
+    }
+}
+
+/// An open connection to the daemon.
+pub struct Connection {
+    client: Client,
+    /// Unstamped: status and shutdown must reach any daemon, whatever its version.
+    plain: BerthClient<Channel>,
+    socket: PathBuf,
+    env: EnvCtx,
+}
+
+impl Connection {
+    /// Connects, starting the daemon when nobody answers.
+    pub async fn open(env: &EnvCtx) -> Result<Connection, ClientError> {
+        let socket = paths::socket_path(env)?;
+        let stream = match LocalStream::dial(&socket).await {
+            Ok(s) => s,
+            Err(e) if is_absent(&e) => start_and_dial(&socket).await?,
+            Err(source) => return Err(ClientError::Unreachable { socket, source }),
+        };
+        Connection::over(stream, socket, env.clone()).await
+    }
+
+    /// Connects to a running daemon; `Ok(None)` when none runs.
+    pub async fn open_existing(env: &EnvCtx) -> Result<Option<Connection>, ClientError> {
+        let socket = paths::socket_path(env)?;
+        match LocalStream::dial(&socket).await {
+            Ok(s) => Connection::over(s, socket, env.clone()).await.map(Some),
+            Err(e) if is_absent(&e) => Ok(None),
+            Err(source) => Err(ClientError::Unreachable { socket, source }),
+        }
+    }
+
+    async fn over(
+        first: LocalStream,
+        socket: PathBuf,
+        env: EnvCtx,
+    ) -> Result<Connection, ClientError> {
+        // The first stream is the one just dialled; later reconnects dial anew.
+        let first = Arc::new(Mutex::new(Some(first)));
+        let path = socket.clone();
+        let connector = tower::service_fn(move |_: Uri| {
+            let first = first.lock().expect("connector lock").take();
+            let path = path.clone();
+            async move {
+                let stream = match first {
+                    Some(s) => s,
+                    None => LocalStream::dial(&path).await?,
+                };
+                Ok::<_, io::Error>(TokioIo::new(stream))
+            }
+        });
+        let endpoint = Endpoint::from_static("http://berthd.invalid");
+        let channel =
+            tokio::time::timeout(ANSWER_TIMEOUT, endpoint.connect_with_connector(connector))
+                .await
+                .map_err(|_| wedged(&socket))?
+                .map_err(|e| ClientError::Unreachable {
+                    socket: socket.clone(),
+                    source: io::Error::other(e),
+                })?;
+        Ok(Connection {
+            plain: BerthClient::new(channel.clone()),
+            client: BerthClient::with_interceptor(channel, VersionStamp),
+            socket,
+            env,
+        })
+    }
+
+    /// The socket this connection uses.
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    /// Runs one RPC. A daemon older than this client is stopped and replaced
+    /// once (said on stderr); a daemon that does not answer in time is
+    /// reported as wedged.
+    pub async fn call<T, F, Fut>(&mut self, mut rpc: F) -> Result<T, ClientError>
+    where
+        F: FnMut(Client) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        match self.call_once(&mut rpc).await {
+            Err(ClientError::Rpc(status)) if Code::of(&status) == Some(Code::DaemonOutdated) => {
+                eprintln!(
+                    "berth: {}; restarting berthd with this version ({VERSION})",
+                    status.message()
+                );
+                self.replace_daemon().await?;
+                self.call_once(&mut rpc).await
+            }
+            other => other,
+        }
+    }
+
+    async fn call_once<T, F, Fut>(&mut self, rpc: &mut F) -> Result<T, ClientError>
+    where
+        F: FnMut(Client) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        match tokio::time::timeout(ANSWER_TIMEOUT, rpc(self.client.clone())).await {
+            Ok(Ok(reply)) => Ok(reply.into_inner()),
+            Ok(Err(status)) => Err(ClientError::Rpc(status)),
+            Err(_) => Err(wedged(&self.socket)),
+        }
+    }
+
+    async fn replace_daemon(&mut self) -> Result<(), ClientError> {
+        let _ = self.shutdown().await;
+        wait_for_release(&self.socket, START_TIMEOUT).await;
+        *self = Connection::open(&self.env.clone()).await?;
+        Ok(())
+    }
+
+    /// The daemon's status. Sent unstamped, so any version answers.
+    pub async fn status(&mut self) -> Result<crate::pb::StatusReply, ClientError> {
+        let mut c = self.plain.clone();
+        match tokio::time::timeout(ANSWER_TIMEOUT, c.status(crate::pb::StatusRequest {})).await {
+            Ok(Ok(r)) => Ok(r.into_inner()),
+            Ok(Err(s)) => Err(ClientError::Rpc(s)),
+            Err(_) => Err(wedged(&self.socket)),
+        }
+    }
+
+    /// Asks the daemon to exit. Sent unstamped, so any version obeys.
+    pub async fn shutdown(&mut self) -> Result<(), ClientError> {
+        let mut c = self.plain.clone();
+        match tokio::time::timeout(ANSWER_TIMEOUT, c.shutdown(crate::pb::ShutdownRequest {})).await
+        {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(s)) => Err(ClientError::Rpc(s)),
+            Err(_) => Err(wedged(&self.socket)),
+        }
+    }
+}
+
+fn is_absent(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused
+    )
+}
+
+fn wedged(socket: &Path) -> ClientError {
+    ClientError::Wedged {
+        socket: socket.to_path_buf(),
+        pid: daemon_pid(socket)
+            .map(|p| format!(" (pid {p})"))
+            .unwrap_or_default(),
+        secs: ANSWER_TIMEOUT.as_secs(),
+    }
+}
+
+/// The pid written in the daemon's lock file, if any.
+pub fn daemon_pid(socket: &Path) -> Option<u32> {
+    std::fs::read_to_string(paths::lock_path(socket))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Whether a daemon holds the lock for `socket` right now.
+pub fn lock_is_held(socket: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(file) = std::fs::File::open(paths::lock_path(socket)) else {
+        return false;
+    };
+    // SAFETY: flock on a descriptor we own.
+    let got = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
+    got != 0
+}
+
+/// Waits, with growing pauses, until no daemon holds the lock for `socket`.
+/// Returns whether it was released in time.
+pub async fn wait_for_release(socket: &Path, timeout: Duration) -> bool {
+    let deadline = Instant::now() + timeout;
+    let mut pause = Duration::from_millis(1);
+    while lock_is_held(socket) {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+    true
+}
+
+async fn start_and_dial(socket: &Path) -> Result<LocalStream, ClientError> {
+    let exe =
+        spawn::find_daemon(std::env::var_os("BERTH_DAEMON")).ok_or(ClientError::DaemonNotFound)?;
+    let said = tokio::task::spawn_blocking({
+        let exe = exe.clone();
+        move || spawn::spawn_detached(&exe, &[], START_TIMEOUT)
+    })
+    .await
+    .map_err(|e| ClientError::SpawnFailed {
+        exe: exe.clone(),
+        source: io::Error::other(e),
+    })?
+    .map_err(|source| ClientError::SpawnFailed {
+        exe: exe.clone(),
+        source,
+    })?;
+    match said {
+        Readiness::Ready => {
+            LocalStream::dial(socket)
+                .await
+                .map_err(|source| ClientError::Unreachable {
+                    socket: socket.to_path_buf(),
+                    source,
+                })
+        }
+        // Another client's daemon won the race; it appears shortly.
+        Readiness::Busy | Readiness::Silent => dial_until(socket, START_TIMEOUT).await,
+        Readiness::Failed(why) => Err(ClientError::DaemonFailed(why)),
+    }
+}
+
+/// Dials with growing pauses until the socket answers or `timeout` passes.
+async fn dial_until(socket: &Path, timeout: Duration) -> Result<LocalStream, ClientError> {
+    let deadline = Instant::now() + timeout;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match LocalStream::dial(socket).await {
+            Ok(s) => return Ok(s),
+            Err(e) if is_absent(&e) && Instant::now() < deadline => {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(e) if is_absent(&e) => {
+                return Err(ClientError::NotReady {
+                    socket: socket.to_path_buf(),
+                    secs: timeout.as_secs(),
+                });
+            }
+            Err(source) => {
+                return Err(ClientError::Unreachable {
+                    socket: socket.to_path_buf(),
+                    source,
+                });
+            }
+        }
+    }
+}
+
+/// Compares two `major.minor.patch` versions numerically (a pre-release
+/// suffix is ignored). Unparsable parts count as zero.
+pub fn compare_versions(a: &str, b: &str) -> std::cmp::Ordering {
+    let parts = |v: &str| -> Vec<u64> {
+        v.split(['-', '+'])
+            .next()
+            .unwrap_or("")
+            .split('.')
+            .map(|p| p.parse().unwrap_or(0))
+            .collect()
+    };
+    parts(a).cmp(&parts(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cmp::Ordering;
+
+    #[test]
+    fn versions_compare_numerically_not_as_text() {
+        assert_eq!(compare_versions("0.10.0", "0.9.9"), Ordering::Greater);
+        assert_eq!(compare_versions("1.2.3", "1.2.3"), Ordering::Equal);
+        assert_eq!(compare_versions("1.2.3-rc.1", "1.2.3"), Ordering::Equal);
+        assert_eq!(compare_versions("1.2.3", "1.3.0"), Ordering::Less);
+    }
+}

@@ -1,0 +1,96 @@
+//! Stable machine codes that cross the gRPC boundary.
+//!
+//! The daemon attaches one to every error it returns (metadata key
+//! [`CODE_HEADER`]); clients branch on the code, never on message text.
+
+/// Metadata key carrying a [`Code`] on an error status.
+pub const CODE_HEADER: &str = "berth-code";
+
+/// What went wrong, as far as a client needs to know to react.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Code {
+    /// A named thing (workspace, root, setting, path) does not exist.
+    NotFound,
+    /// The request was understood and refused (a guard, an overlap, a rule).
+    Refused,
+    /// The request was malformed (a bad name, a relative path).
+    Invalid,
+    /// The running daemon is older than the client; restart it.
+    DaemonOutdated,
+    /// The running daemon is newer than the client; upgrade the client.
+    ClientOutdated,
+    /// Something failed inside the daemon (storage, I/O).
+    Internal,
+}
+
+impl Code {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::NotFound => "not-found",
+            Code::Refused => "refused",
+            Code::Invalid => "invalid",
+            Code::DaemonOutdated => "daemon-outdated",
+            Code::ClientOutdated => "client-outdated",
+            Code::Internal => "internal",
+        }
+    }
+
+    /// Parses the wire spelling; unknown codes (from a newer daemon) are `None`.
+    pub fn parse(s: &str) -> Option<Code> {
+        Some(match s {
+            "not-found" => Code::NotFound,
+            "refused" => Code::Refused,
+            "invalid" => Code::Invalid,
+            "daemon-outdated" => Code::DaemonOutdated,
+            "client-outdated" => Code::ClientOutdated,
+            "internal" => Code::Internal,
+            _ => return None,
+        })
+    }
+
+    /// Builds a status carrying this code.
+    pub fn status(self, message: impl Into<String>) -> tonic::Status {
+        let grpc = match self {
+            Code::NotFound => tonic::Code::NotFound,
+            Code::Refused => tonic::Code::FailedPrecondition,
+            Code::Invalid => tonic::Code::InvalidArgument,
+            Code::DaemonOutdated | Code::ClientOutdated => tonic::Code::FailedPrecondition,
+            Code::Internal => tonic::Code::Internal,
+        };
+        let mut status = tonic::Status::new(grpc, message);
+        status
+            .metadata_mut()
+            .insert(CODE_HEADER, self.as_str().parse().expect("codes are ASCII"));
+        status
+    }
+
+    /// Reads the code off a status, if the daemon attached one.
+    pub fn of(status: &tonic::Status) -> Option<Code> {
+        status
+            .metadata()
+            .get(CODE_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(Code::parse)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_survives_a_round_trip_through_a_status() {
+        for code in [
+            Code::NotFound,
+            Code::Refused,
+            Code::Invalid,
+            Code::DaemonOutdated,
+            Code::ClientOutdated,
+            Code::Internal,
+        ] {
+            assert_eq!(Code::of(&code.status("x")), Some(code));
+        }
+    }
+}

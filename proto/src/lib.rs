@@ -1,0 +1,40 @@
+//! berth's wire protocol and the one client path every shim uses.
+//!
+//! - [`pb`]: the generated tonic/prost types for `proto/berth.proto`.
+//! - [`paths`]: where the socket, data and logs live, derived in one place
+//!   for the daemon and every client alike.
+//! - [`transport`]: the local-socket stream both ends speak gRPC over.
+//! - [`client`]: connect, start the daemon when it is not running, and
+//!   compare versions.
+//! - [`codes`]: stable machine codes carried across the RPC boundary.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), berth_proto::client::ClientError> {
+//! let env = berth_proto::paths::EnvCtx::from_process();
+//! let mut conn = berth_proto::client::Connection::open(&env).await?;
+//! let status = conn.status().await?;
+//! println!("berthd {} at {}", status.version, status.socket);
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+pub mod client;
+pub mod codes;
+pub mod paths;
+pub mod spawn;
+pub mod transport;
+
+/// Generated protocol types (package `berth.v1`).
+#[allow(missing_docs, clippy::all)]
+pub mod pb {
+    tonic::include_proto!("berth.v1");
+}
+
+/// This build's version, exchanged between client and daemon.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Bumped whenever a request or reply changes meaning.
+pub const PROTOCOL: u32 = 1;
+
+/// Request metadata key carrying the client's version.
+pub const CLIENT_VERSION_HEADER: &str = "berth-client-version";

@@ -1,0 +1,345 @@
+//! Where berth keeps its socket, data and logs.
+//!
+//! One function owns each decision, and the daemon and every client call the
+//! same one, so the two can never disagree about where to meet. The
+//! environment is read once into an [`EnvCtx`], so tests pass fixed values.
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Longest socket path the platform accepts (`sun_path` less its NUL).
+#[cfg(target_os = "linux")]
+pub const MAX_SOCKET_PATH: usize = 107;
+/// Longest socket path the platform accepts (`sun_path` less its NUL).
+#[cfg(not(target_os = "linux"))]
+pub const MAX_SOCKET_PATH: usize = 103;
+
+/// The environment variables that decide berth's paths, read once.
+#[derive(Debug, Clone, Default)]
+pub struct EnvCtx {
+    /// `BERTH_SOCKET`
+    pub berth_socket: Option<OsString>,
+    /// `BERTH_DATA_DIR`
+    pub berth_data_dir: Option<OsString>,
+    /// `XDG_RUNTIME_DIR`
+    pub xdg_runtime_dir: Option<OsString>,
+    /// `XDG_DATA_HOME`
+    pub xdg_data_home: Option<OsString>,
+    /// `XDG_STATE_HOME`
+    pub xdg_state_home: Option<OsString>,
+    /// `HOME`
+    pub home: Option<OsString>,
+    /// The real user id of this process.
+    pub uid: u32,
+}
+
+fn non_empty(v: Option<OsString>) -> Option<OsString> {
+    v.filter(|s| !s.is_empty())
+}
+
+impl EnvCtx {
+    /// Reads the process environment.
+    pub fn from_process() -> EnvCtx {
+        let var = |k: &str| non_empty(std::env::var_os(k));
+        EnvCtx {
+            berth_socket: var("BERTH_SOCKET"),
+            berth_data_dir: var("BERTH_DATA_DIR"),
+            xdg_runtime_dir: var("XDG_RUNTIME_DIR"),
+            xdg_data_home: var("XDG_DATA_HOME"),
+            xdg_state_home: var("XDG_STATE_HOME"),
+            home: var("HOME"),
+            uid: current_uid(),
+        }
+    }
+
+    fn home_dir(&self) -> Option<PathBuf> {
+        self.home.as_ref().map(PathBuf::from)
+    }
+}
+
+/// This process's real user id.
+pub fn current_uid() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
+}
+
+/// Why no socket path could be derived.
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    /// The chosen socket path does not fit in a socket address.
+    #[error(
+        "socket path {path:?} is {len} bytes, longer than the {max} this system allows; set BERTH_SOCKET to a shorter path"
+    )]
+    SocketTooLong {
+        /// The path.
+        path: PathBuf,
+        /// Its length in bytes.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// No data directory can be found (no `HOME`, no `BERTH_DATA_DIR`).
+    #[error("cannot find a data directory: set BERTH_DATA_DIR or HOME")]
+    NoDataDir,
+}
+
+/// The daemon's socket. Candidates, first usable wins:
+/// 1. `$BERTH_SOCKET`, as given;
+/// 2. `$XDG_RUNTIME_DIR/berth/berthd.sock`, when that runtime dir is a
+///    directory owned by us with no group or other access, and the path fits;
+/// 3. `/tmp/berth-<uid>/berthd.sock`, a per-user folder the daemon creates
+///    0700 (never `$TMPDIR`, which differs between a shell and a GUI app).
+pub fn socket_path(env: &EnvCtx) -> Result<PathBuf, PathError> {
+    if let Some(explicit) = &env.berth_socket {
+        let path = PathBuf::from(explicit);
+        return check_len(path);
+    }
+    if let Some(runtime) = &env.xdg_runtime_dir {
+        let runtime = Path::new(runtime);
+        if is_private_dir_of(runtime, env.uid) {
+            let path = runtime.join("berth").join("berthd.sock");
+            if path.as_os_str().len() <= MAX_SOCKET_PATH {
+                return Ok(path);
+            }
+        }
+    }
+    check_len(PathBuf::from(format!("/tmp/berth-{}/berthd.sock", env.uid)))
+}
+
+fn check_len(path: PathBuf) -> Result<PathBuf, PathError> {
+    let len = path.as_os_str().len();
+    if len > MAX_SOCKET_PATH {
+        return Err(PathError::SocketTooLong {
+            path,
+            len,
+            max: MAX_SOCKET_PATH,
+        });
+    }
+    Ok(path)
+}
+
+fn is_private_dir_of(dir: &Path, uid: u32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) => m.is_dir() && m.uid() == uid && m.mode() & 0o077 == 0,
+        Err(_) => false,
+    }
+}
+
+/// berth's data directory: `$BERTH_DATA_DIR`, else `$XDG_DATA_HOME/berth`,
+/// else the platform's (`~/.local/share/berth` on Linux).
+pub fn data_dir(env: &EnvCtx) -> Result<PathBuf, PathError> {
+    if let Some(d) = &env.berth_data_dir {
+        return Ok(PathBuf::from(d));
+    }
+    if let Some(d) = &env.xdg_data_home {
+        return Ok(Path::new(d).join("berth"));
+    }
+    if cfg!(target_os = "macos") {
+        if let Some(home) = env.home_dir() {
+            return Ok(home.join("Library/Application Support/berth"));
+        }
+    }
+    env.home_dir()
+        .map(|h| h.join(".local/share/berth"))
+        .ok_or(PathError::NoDataDir)
+}
+
+/// Where the daemon writes its log: `$XDG_STATE_HOME/berth`; else, when
+/// `BERTH_DATA_DIR` is set, `<data>/log` (so a relocated berth stays in one
+/// place); else `~/.local/state/berth`.
+pub fn state_dir(env: &EnvCtx) -> Result<PathBuf, PathError> {
+    if let Some(d) = &env.xdg_state_home {
+        return Ok(Path::new(d).join("berth"));
+    }
+    if env.berth_data_dir.is_some() || cfg!(target_os = "macos") {
+        return Ok(data_dir(env)?.join("log"));
+    }
+    env.home_dir()
+        .map(|h| h.join(".local/state/berth"))
+        .ok_or(PathError::NoDataDir)
+}
+
+/// The lock file that decides the one daemon for a socket. It sits beside the
+/// socket because the socket is what clients contend for.
+pub fn lock_path(socket: &Path) -> PathBuf {
+    let mut name = socket.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    socket.with_file_name(name)
+}
+
+/// Why a private directory could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PrivateDirError {
+    /// Creating it failed.
+    #[error("creating {path:?}: {source}")]
+    Create {
+        /// The directory.
+        path: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
+    /// It is a symlink, not a directory, owned by someone else, or open to
+    /// group or others.
+    #[error(
+        "{path:?} must be a directory owned by uid {uid} with mode 0700 (found {found}); remove it or fix its permissions"
+    )]
+    Unsafe {
+        /// The directory.
+        path: PathBuf,
+        /// Our uid.
+        uid: u32,
+        /// What was found instead.
+        found: String,
+    },
+}
+
+/// Creates `dir` (and its parents) if missing, then checks what is there:
+/// not a symlink, a directory, owned by `uid`, no group or other access.
+/// A folder we just created gets mode 0700.
+pub fn ensure_private_dir(dir: &Path, uid: u32) -> Result<(), PrivateDirError> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent).map_err(|source| PrivateDirError::Create {
+            path: parent.to_path_buf(),
+            source,
+        })?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(source) => {
+            return Err(PrivateDirError::Create {
+                path: dir.to_path_buf(),
+                source,
+            });
+        }
+    }
+    let meta = std::fs::symlink_metadata(dir).map_err(|source| PrivateDirError::Create {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let unsafe_because = |found: String| PrivateDirError::Unsafe {
+        path: dir.to_path_buf(),
+        uid,
+        found,
+    };
+    if meta.file_type().is_symlink() {
+        return Err(unsafe_because("a symlink".into()));
+    }
+    if !meta.is_dir() {
+        return Err(unsafe_because("not a directory".into()));
+    }
+    if meta.uid() != uid {
+        return Err(unsafe_because(format!("owner uid {}", meta.uid())));
+    }
+    if meta.mode() & 0o077 != 0 {
+        return Err(unsafe_because(format!("mode {:o}", meta.mode() & 0o7777)));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env() -> EnvCtx {
+        EnvCtx {
+            home: Some("/home/u".into()),
+            uid: 1000,
+            ..EnvCtx::default()
+        }
+    }
+
+    #[test]
+    fn berth_socket_wins_over_every_other_candidate() {
+        let e = EnvCtx {
+            berth_socket: Some("/x/s.sock".into()),
+            xdg_runtime_dir: Some("/run/user/1000".into()),
+            ..env()
+        };
+        assert_eq!(socket_path(&e).unwrap(), PathBuf::from("/x/s.sock"));
+    }
+
+    #[test]
+    fn a_runtime_dir_that_is_not_ours_falls_back_to_the_per_user_tmp_folder() {
+        let e = EnvCtx {
+            xdg_runtime_dir: Some("/nonexistent/run".into()),
+            ..env()
+        };
+        assert_eq!(
+            socket_path(&e).unwrap(),
+            PathBuf::from("/tmp/berth-1000/berthd.sock")
+        );
+    }
+
+    #[test]
+    fn a_private_runtime_dir_holds_the_socket() {
+        let tmp = tempfile::tempdir().unwrap();
+        let e = EnvCtx {
+            xdg_runtime_dir: Some(tmp.path().into()),
+            uid: current_uid(),
+            ..env()
+        };
+        // tempdir() creates 0700 folders owned by us.
+        assert_eq!(
+            socket_path(&e).unwrap(),
+            tmp.path().join("berth/berthd.sock")
+        );
+    }
+
+    #[test]
+    fn an_explicit_socket_past_the_address_limit_is_refused_with_its_length() {
+        let long = format!("/tmp/{}", "s".repeat(200));
+        let e = EnvCtx {
+            berth_socket: Some(long.into()),
+            ..env()
+        };
+        let err = socket_path(&e).unwrap_err().to_string();
+        assert!(err.contains("205 bytes"), "{err}");
+    }
+
+    #[test]
+    fn data_dir_prefers_berth_data_dir_then_xdg_then_home() {
+        let mut e = env();
+        assert_eq!(
+            data_dir(&e).unwrap(),
+            PathBuf::from("/home/u/.local/share/berth")
+        );
+        e.xdg_data_home = Some("/xdg".into());
+        assert_eq!(data_dir(&e).unwrap(), PathBuf::from("/xdg/berth"));
+        e.berth_data_dir = Some("/d".into());
+        assert_eq!(data_dir(&e).unwrap(), PathBuf::from("/d"));
+    }
+
+    #[test]
+    fn the_lock_sits_beside_the_socket() {
+        assert_eq!(
+            lock_path(Path::new("/r/berth/berthd.sock")),
+            PathBuf::from("/r/berth/berthd.sock.lock")
+        );
+    }
+
+    #[test]
+    fn a_private_dir_open_to_others_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("sock");
+        ensure_private_dir(&dir, current_uid()).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let err = ensure_private_dir(&dir, current_uid()).unwrap_err();
+        assert!(err.to_string().contains("mode 755"), "{err}");
+    }
+
+    #[test]
+    fn a_symlink_in_place_of_the_private_dir_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let real = tmp.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let err = ensure_private_dir(&link, current_uid()).unwrap_err();
+        assert!(err.to_string().contains("symlink"), "{err}");
+    }
+}

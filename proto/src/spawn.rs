@@ -1,0 +1,223 @@
+//! Starting `berthd` in the background, fully detached, and waiting until it
+//! is ready, without fixed sleeps.
+//!
+//! The child gets a new session, `/dev/null` for stdio, `/` as its working
+//! directory and no inherited descriptors except one readiness pipe (fd 3),
+//! on which it writes one line: `ready`, `busy` (another daemon holds the
+//! lock) or `error: <why>`, and then closes it. An editor that waits for its
+//! MCP shim's pipes to close therefore never waits for the daemon.
+
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The descriptor number the readiness pipe has in the daemon.
+pub const READY_FD: i32 = 3;
+
+/// What a freshly spawned daemon said on its readiness pipe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Readiness {
+    /// It is serving on its socket.
+    Ready,
+    /// Another daemon holds the lock; use that one.
+    Busy,
+    /// It could not start; the text says why.
+    Failed(String),
+    /// It closed the pipe without a word, or said nothing in time.
+    Silent,
+}
+
+/// Finds the daemon executable: `$BERTH_DAEMON` when set (an explicit choice
+/// wins), else `berthd` beside the current executable, else on `PATH`.
+pub fn find_daemon(berth_daemon: Option<OsString>) -> Option<PathBuf> {
+    if let Some(p) = berth_daemon.filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    if let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_owned))
+    {
+        let beside = dir.join("berthd");
+        if beside.is_file() {
+            return Some(beside);
+        }
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("berthd"))
+        .find(|p| p.is_file())
+}
+
+/// Spawns `exe` detached with `args` and waits up to `timeout` for its
+/// readiness line.
+pub fn spawn_detached(exe: &Path, args: &[&str], timeout: Duration) -> io::Result<Readiness> {
+    let (read_end, write_end) = pipe()?;
+    let write_fd = write_end.as_raw_fd();
+    let mut cmd = Command::new(exe);
+    cmd.args(args)
+        .arg("--ready-fd")
+        .arg(READY_FD.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .current_dir("/");
+    // SAFETY: only async-signal-safe calls (dup2, setsid, close_range/close)
+    // run between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::dup2(write_fd, READY_FD) < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::setsid() < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            close_from(READY_FD + 1);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn()?;
+    drop(write_end);
+    let said = read_line(&read_end, timeout);
+    match &said {
+        // The daemon keeps running; it was started in its own session, and
+        // init reaps it should this process outlive it.
+        Readiness::Ready | Readiness::Silent => {}
+        Readiness::Busy | Readiness::Failed(_) => {
+            let _ = child.wait();
+        }
+    }
+    Ok(said)
+}
+
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: fds is a valid two-element array.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    for fd in fds {
+        // SAFETY: fd was just returned by pipe().
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+    // SAFETY: both descriptors are fresh and owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Closes every descriptor from `first` up (async-signal-safe).
+fn close_from(first: i32) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: close_range only closes descriptors.
+        if unsafe { libc::syscall(libc::SYS_close_range, first as u32, u32::MAX, 0) } == 0 {
+            return;
+        }
+    }
+    for fd in first..4096 {
+        // SAFETY: closing an unused or inherited descriptor is harmless here.
+        unsafe { libc::close(fd) };
+    }
+}
+
+fn read_line(fd: &OwnedFd, timeout: Duration) -> Readiness {
+    let deadline = Instant::now() + timeout;
+    let mut buf = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Readiness::Silent;
+        }
+        let mut pfd = libc::pollfd {
+            fd: fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let n = unsafe { libc::poll(&mut pfd, 1, left.as_millis().min(i32::MAX as u128) as i32) };
+        if n < 0 {
+            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Readiness::Silent;
+        }
+        if n == 0 {
+            return Readiness::Silent;
+        }
+        let mut chunk = [0u8; 512];
+        // SAFETY: chunk is a valid buffer of its length.
+        let got = unsafe { libc::read(fd.as_raw_fd(), chunk.as_mut_ptr().cast(), chunk.len()) };
+        if got < 0 {
+            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Readiness::Silent;
+        }
+        if got == 0 {
+            return parse_readiness(&buf);
+        }
+        buf.extend_from_slice(&chunk[..got as usize]);
+        if buf.contains(&b'\n') || buf.len() > 4096 {
+            return parse_readiness(&buf);
+        }
+    }
+}
+
+/// Parses the daemon's readiness line.
+pub fn parse_readiness(line: &[u8]) -> Readiness {
+    let text = String::from_utf8_lossy(line);
+    let text = text.lines().next().unwrap_or("").trim();
+    match text {
+        "ready" => Readiness::Ready,
+        "busy" => Readiness::Busy,
+        "" => Readiness::Silent,
+        other => Readiness::Failed(other.strip_prefix("error: ").unwrap_or(other).to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readiness_lines_parse() {
+        assert_eq!(parse_readiness(b"ready\n"), Readiness::Ready);
+        assert_eq!(parse_readiness(b"busy\n"), Readiness::Busy);
+        assert_eq!(parse_readiness(b""), Readiness::Silent);
+        assert_eq!(
+            parse_readiness(b"error: database is corrupt\n"),
+            Readiness::Failed("database is corrupt".into())
+        );
+    }
+
+    #[test]
+    fn a_child_that_exits_silently_is_reported_silent_not_hung() {
+        let said = spawn_detached(Path::new("/bin/true"), &[], Duration::from_secs(5)).unwrap();
+        assert_eq!(said, Readiness::Silent);
+    }
+
+    #[test]
+    fn a_child_gets_only_the_readiness_pipe_beyond_stdio() {
+        // The child reports its own descriptors on the readiness pipe.
+        let said = spawn_detached(
+            Path::new("/bin/sh"),
+            &[
+                "-c",
+                "echo \"error: $(ls /proc/self/fd | tr '\\n' ' ')\" >&3",
+            ],
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        let Readiness::Failed(fds) = said else {
+            panic!("{said:?}")
+        };
+        // 0,1,2, the pipe (3) and the fd ls itself opened to read the dir.
+        let fds: Vec<i32> = fds
+            .split_whitespace()
+            .filter_map(|f| f.parse().ok())
+            .collect();
+        assert!(fds.iter().all(|&f| f <= 4), "{fds:?}");
+    }
+}
