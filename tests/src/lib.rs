@@ -1,1 +1,558 @@
-//! Test environment.
+//! The end-to-end test environment: real binaries, one hermetic environment
+//! per test, one daemon per environment.
+//!
+//! Modelled on jj's `TestEnvironment` and ripgrep's `Dir`/`TestCommand`.
+//!
+//! **Run the suite with `cargo test --workspace`** (or `cargo build` first,
+//! then `cargo test -p berth-tests`): cargo cannot depend on another
+//! package's binaries, so only a workspace build guarantees that
+//! `target/<profile>/berth` and `berthd` exist and are fresh. The harness
+//! checks that they exist and panics with this advice otherwise.
+//!
+//! Every child process starts from an empty environment (`env_clear`) and
+//! gets only the variables listed in [`TestEnv::base_env`], all pointing into
+//! the test's own temporary root, so tests run in parallel and never share a
+//! daemon. Dropping a [`TestEnv`] kills every daemon it started.
+
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The version every binary of the workspace reports.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The directory holding the workspace's binaries (`target/<profile>`).
+pub fn bin_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        // target/<profile>/deps/e2e-<hash>: the profile dir is the first
+        // ancestor holding berth.
+        let exe = std::env::current_exe().expect("current_exe");
+        let dir = exe
+            .ancestors()
+            .skip(1)
+            .find(|d| d.join("berth").is_file())
+            .map(Path::to_path_buf);
+        let Some(dir) = dir else {
+            panic!(
+                "cannot find the berth binaries above {}.\n\
+                 The end-to-end tests run the real binaries; build them first:\n\
+                 \tcargo test --workspace\n\
+                 or\tcargo build && cargo test -p berth-tests",
+                exe.display()
+            );
+        };
+        for bin in ["berth", "berthd"] {
+            assert!(
+                dir.join(bin).is_file(),
+                "{} is missing; run `cargo build` (or `cargo test --workspace`) first",
+                dir.join(bin).display()
+            );
+        }
+        dir
+    })
+}
+
+/// A workspace binary by name (`berth`, `berthd`, ...).
+pub fn bin(name: &str) -> PathBuf {
+    bin_dir().join(name)
+}
+
+/// One test's world: a temporary root holding the home, the data dir, the
+/// socket's folder and the XDG folders. Its daemon dies with it.
+pub struct TestEnv {
+    root: PathBuf,
+    socket: Option<PathBuf>,
+    _tmp: tempfile::TempDir,
+}
+
+impl Default for TestEnv {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TestEnv {
+    /// A fresh environment with `BERTH_SOCKET` at `<root>/run/berthd.sock`.
+    pub fn new() -> TestEnv {
+        let mut env = Self::bare();
+        env.socket = Some(env.root.join("run/berthd.sock"));
+        env
+    }
+
+    /// A fresh environment without `BERTH_SOCKET`: the socket path is then
+    /// derived from `XDG_RUNTIME_DIR` (`<root>/run/berth/berthd.sock`).
+    pub fn without_berth_socket() -> TestEnv {
+        Self::bare()
+    }
+
+    fn bare() -> TestEnv {
+        let _ = bin_dir();
+        // Short, so the socket path stays far below the 107-byte limit.
+        let tmp = tempfile::Builder::new()
+            .prefix("b")
+            .tempdir_in("/tmp")
+            .expect("temp root");
+        let root = tmp.path().canonicalize().expect("canonical temp root");
+        for d in ["home", "data", "run", "state", "config", "xdg-data", "tmp"] {
+            std::fs::create_dir(root.join(d)).expect("create env dir");
+        }
+        std::fs::set_permissions(root.join("run"), std::fs::Permissions::from_mode(0o700))
+            .expect("chmod run");
+        TestEnv {
+            root,
+            socket: None,
+            _tmp: tmp,
+        }
+    }
+
+    /// The temporary root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `$HOME`.
+    pub fn home(&self) -> PathBuf {
+        self.root.join("home")
+    }
+
+    /// `$BERTH_DATA_DIR`.
+    pub fn data_dir(&self) -> PathBuf {
+        self.root.join("data")
+    }
+
+    /// The registry database.
+    pub fn db(&self) -> PathBuf {
+        self.data_dir().join("berth.db")
+    }
+
+    /// `$XDG_RUNTIME_DIR`.
+    pub fn runtime_dir(&self) -> PathBuf {
+        self.root.join("run")
+    }
+
+    /// The socket clients and the daemon meet on.
+    pub fn socket(&self) -> PathBuf {
+        self.socket
+            .clone()
+            .unwrap_or_else(|| self.root.join("run/berth/berthd.sock"))
+    }
+
+    /// The daemon's lock file, beside the socket.
+    pub fn lock_file(&self) -> PathBuf {
+        let mut s = self.socket().into_os_string();
+        s.push(".lock");
+        PathBuf::from(s)
+    }
+
+    /// The daemon's log file.
+    pub fn log_file(&self) -> PathBuf {
+        self.root.join("state/berth/berthd.log")
+    }
+
+    /// The daemon's log, or "" when there is none yet.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.log_file()).unwrap_or_default()
+    }
+
+    /// The managed home of workspace `name`.
+    pub fn managed_home(&self, name: &str) -> PathBuf {
+        self.data_dir().join("workspaces").join(name)
+    }
+
+    /// The environment every child gets, and nothing else.
+    pub fn base_env(&self) -> Vec<(&'static str, OsString)> {
+        let r = &self.root;
+        let path = format!("{}:/usr/bin:/bin", bin_dir().display());
+        let mut v: Vec<(&'static str, OsString)> = vec![
+            ("HOME", r.join("home").into()),
+            ("BERTH_DATA_DIR", r.join("data").into()),
+            ("XDG_RUNTIME_DIR", r.join("run").into()),
+            ("XDG_STATE_HOME", r.join("state").into()),
+            ("XDG_DATA_HOME", r.join("xdg-data").into()),
+            ("XDG_CONFIG_HOME", r.join("config").into()),
+            ("TMPDIR", r.join("tmp").into()),
+            ("PATH", path.into()),
+            ("NO_COLOR", "1".into()),
+            ("BERTH_LOG", "debug".into()),
+        ];
+        if let Some(s) = &self.socket {
+            v.push(("BERTH_SOCKET", s.into()));
+        }
+        v
+    }
+
+    /// A command for `program` with this environment, run in the home.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.env_clear()
+            .envs(self.base_env())
+            .current_dir(self.home())
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// `berth ARGS`, run in the home.
+    pub fn berth<I, S>(&self, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let mut cmd = self.command(bin("berth"));
+        cmd.args(args);
+        cmd
+    }
+
+    /// `berth ARGS`, run in `dir`.
+    pub fn berth_in<I, S>(&self, dir: impl AsRef<Path>, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let mut cmd = self.berth(args);
+        cmd.current_dir(dir.as_ref());
+        cmd
+    }
+
+    /// Runs `cmd` to completion (at most 60 s) and captures its output.
+    pub fn run(&self, mut cmd: Command) -> Run {
+        let started = Instant::now();
+        let output = wait_with_deadline(&mut cmd, Duration::from_secs(60));
+        Run {
+            description: describe(&cmd),
+            root: self.root.clone(),
+            output,
+            elapsed: started.elapsed(),
+        }
+    }
+
+    /// Shorthand: runs `berth ARGS` in the home.
+    pub fn run_berth<I, S>(&self, args: I) -> Run
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        self.run(self.berth(args))
+    }
+
+    /// Shorthand: runs `berth ARGS` in `dir`.
+    pub fn run_in<I, S>(&self, dir: impl AsRef<Path>, args: I) -> Run
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        self.run(self.berth_in(dir, args))
+    }
+
+    /// Shorthand: `berth --json ARGS` in the home, which must succeed; its JSON.
+    pub fn json<I, S>(&self, args: I) -> serde_json::Value
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let mut cmd = self.berth(["--json"]);
+        cmd.args(args);
+        self.run(cmd).success().json()
+    }
+
+    /// Shorthand: `berth --json ARGS` in `dir`, which must succeed; its JSON.
+    pub fn json_in<I, S>(&self, dir: impl AsRef<Path>, args: I) -> serde_json::Value
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let mut cmd = self.berth_in(dir, ["--json"]);
+        cmd.args(args);
+        self.run(cmd).success().json()
+    }
+
+    /// Creates `<root>/<rel>` (and its parents) and returns its canonical path.
+    pub fn dir(&self, rel: &str) -> PathBuf {
+        let p = self.root.join(rel);
+        std::fs::create_dir_all(&p).expect("create dir");
+        p.canonicalize().expect("canonical dir")
+    }
+
+    /// Makes `dir` the root of a git repository (a `.git` folder; git itself
+    /// is never run). Returns `dir`.
+    pub fn git_root(&self, dir: impl AsRef<Path>) -> PathBuf {
+        let dir = dir.as_ref();
+        std::fs::create_dir_all(dir.join(".git")).expect("create .git");
+        dir.to_path_buf()
+    }
+
+    /// Writes `<dir>/.berth/workspace.json` with `content`; returns its path.
+    pub fn project_file(&self, dir: impl AsRef<Path>, content: impl AsRef<[u8]>) -> PathBuf {
+        let berth = dir.as_ref().join(".berth");
+        std::fs::create_dir_all(&berth).expect("create .berth");
+        let file = berth.join("workspace.json");
+        std::fs::write(&file, content).expect("write project file");
+        file
+    }
+
+    /// The pids of live `berthd` processes started for this environment
+    /// (their environment holds this env's `BERTH_DATA_DIR`), found in /proc.
+    pub fn daemon_pids(&self) -> Vec<u32> {
+        let needle = format!("BERTH_DATA_DIR={}", self.data_dir().display());
+        let mut pids = Vec::new();
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return pids;
+        };
+        for e in entries.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+                continue;
+            };
+            if !is_live_berthd(pid) {
+                continue;
+            }
+            let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+                continue;
+            };
+            if environ
+                .split(|&b| b == 0)
+                .any(|kv| kv == needle.as_bytes())
+            {
+                pids.push(pid);
+            }
+        }
+        pids.sort_unstable();
+        pids
+    }
+
+    /// The one daemon of this environment; panics unless exactly one runs.
+    pub fn daemon_pid(&self) -> u32 {
+        let pids = self.daemon_pids();
+        assert_eq!(pids.len(), 1, "expected exactly one berthd, found {pids:?}");
+        pids[0]
+    }
+
+    /// Waits until no daemon of this environment runs; panics after `timeout`.
+    pub fn wait_no_daemon(&self, timeout: Duration) {
+        let pids = wait_until(timeout, || {
+            let p = self.daemon_pids();
+            p.is_empty().then_some(()).ok_or(p)
+        });
+        if let Err(p) = pids {
+            panic!("berthd {p:?} still runs after {timeout:?}");
+        }
+    }
+
+    /// A listing of the temp root, for failure messages.
+    pub fn listing(&self) -> String {
+        listing(&self.root)
+    }
+}
+
+impl Drop for TestEnv {
+    fn drop(&mut self) {
+        // SIGKILL works on stopped processes too; nothing of the daemon's
+        // state matters once the test is over.
+        for pid in self.daemon_pids() {
+            signal(pid, libc::SIGKILL);
+        }
+        let _ = wait_until(Duration::from_secs(5), || {
+            self.daemon_pids().is_empty().then_some(()).ok_or(())
+        });
+    }
+}
+
+/// Sends `sig` to `pid`.
+pub fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(pid as i32, sig) };
+}
+
+/// Whether `pid` is a berthd that has not exited (zombies do not count:
+/// nobody may reap a detached daemon in a container).
+pub fn is_live_berthd(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // "pid (comm) S ...": the state follows the last ')'.
+    let Some(close) = stat.rfind(')') else {
+        return false;
+    };
+    let comm = stat[..close].split_once('(').map(|x| x.1).unwrap_or("");
+    let state = stat[close + 1..].split_whitespace().next().unwrap_or("");
+    comm == "berthd" && state != "Z" && state != "X"
+}
+
+/// Whether `pid` is stopped (`T`).
+pub fn is_stopped(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let close = s.rfind(')')?;
+            s[close + 1..].split_whitespace().next().map(|st| st == "T")
+        })
+        .unwrap_or(false)
+}
+
+/// Polls `f` with growing pauses until it returns `Ok`, or `timeout` passes
+/// (then the last `Err`).
+pub fn wait_until<T, E>(timeout: Duration, mut f: impl FnMut() -> Result<T, E>) -> Result<T, E> {
+    let deadline = Instant::now() + timeout;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match f() {
+            Ok(v) => return Ok(v),
+            Err(e) if Instant::now() >= deadline => return Err(e),
+            Err(_) => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+        }
+    }
+}
+
+fn wait_with_deadline(cmd: &mut Command, timeout: Duration) -> Output {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawning {}: {e}", describe(cmd)));
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(timeout) {
+        Ok(out) => out.unwrap_or_else(|e| panic!("waiting for {}: {e}", describe(cmd))),
+        Err(_) => {
+            signal(pid, libc::SIGKILL);
+            panic!("{} did not finish within {timeout:?}", describe(cmd));
+        }
+    }
+}
+
+/// The command line, cwd and the variables that differ from the usual.
+pub fn describe(cmd: &Command) -> String {
+    let mut s = format!("{}", cmd.get_program().to_string_lossy());
+    for a in cmd.get_args() {
+        let _ = write!(s, " {:?}", a.to_string_lossy());
+    }
+    if let Some(d) = cmd.get_current_dir() {
+        let _ = write!(s, "\n  cwd: {}", d.display());
+    }
+    for (k, v) in cmd.get_envs() {
+        let k = k.to_string_lossy();
+        if matches!(k.as_ref(), "BERTH_WORKSPACE" | "BERTH_EXTRA_HOME" | "BERTH_CWD") {
+            let _ = write!(
+                s,
+                "\n  env: {k}={}",
+                v.map(|v| v.to_string_lossy()).unwrap_or_default()
+            );
+        }
+    }
+    s
+}
+
+fn listing(root: &Path) -> String {
+    let mut out = String::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        let mut entries: Vec<_> = rd.flatten().map(|e| e.path()).collect();
+        entries.sort();
+        for p in entries.into_iter().rev() {
+            let rel = p.strip_prefix(root).unwrap_or(&p);
+            let _ = writeln!(out, "  {}", rel.display());
+            if p.is_dir() && !p.is_symlink() && out.len() < 8000 {
+                stack.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// A finished command: its output and how to describe it when an
+/// expectation fails.
+#[must_use]
+pub struct Run {
+    description: String,
+    root: PathBuf,
+    /// What it printed and how it ended.
+    pub output: Output,
+    /// How long it took.
+    pub elapsed: Duration,
+}
+
+impl Run {
+    /// Its stdout as text.
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    }
+
+    /// Its stderr as text.
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+
+    /// Its exit code (`None` when killed by a signal).
+    pub fn code(&self) -> Option<i32> {
+        self.output.status.code()
+    }
+
+    /// Panics, with everything a reader needs, unless it exited 0.
+    pub fn success(self) -> Run {
+        if !self.output.status.success() {
+            self.fail("expected success");
+        }
+        self
+    }
+
+    /// Panics, with everything a reader needs, unless it exited `code`.
+    pub fn failure(self, code: i32) -> Run {
+        if self.output.status.code() != Some(code) {
+            self.fail(&format!("expected exit code {code}"));
+        }
+        self
+    }
+
+    /// Asserts that stderr contains every one of `needles`.
+    pub fn stderr_has(self, needles: &[&str]) -> Run {
+        let err = self.stderr();
+        for n in needles {
+            if !err.contains(n) {
+                self.fail(&format!("expected stderr to contain {n:?}"));
+            }
+        }
+        self
+    }
+
+    /// Stdout parsed as exactly one JSON document.
+    pub fn json(&self) -> serde_json::Value {
+        match serde_json::from_slice(&self.output.stdout) {
+            Ok(v) => v,
+            Err(e) => self.fail(&format!("stdout is not one JSON document: {e}")),
+        }
+    }
+
+    /// Panics with `why` and the whole story of this command.
+    pub fn fail(&self, why: &str) -> ! {
+        panic!(
+            "\n{why}\n\ncommand: {}\nexit status: {}\n\n---- stdout ----\n{}\n---- stderr ----\n{}\n---- test root {} ----\n{}",
+            self.description,
+            self.output.status,
+            self.stdout(),
+            self.stderr(),
+            self.root.display(),
+            listing(&self.root),
+        )
+    }
+}
+
+/// The workspace names of a `workspace list --json` document, in order.
+pub fn names(list: &serde_json::Value) -> Vec<String> {
+    list["workspaces"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no workspaces array in {list}"))
+        .iter()
+        .map(|w| w["name"].as_str().expect("name").to_string())
+        .collect()
+}

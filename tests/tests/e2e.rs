@@ -1,1 +1,57 @@
+//! berth's end-to-end tests: the real `berth` and `berthd` binaries, one
+//! hermetic [`berth_tests::TestEnv`] (and so one daemon) per test.
+//!
+//! Run with `cargo test --workspace`, which builds the binaries first.
 
+// Auto-start, one daemon per user, crashes, signals, permissions, corrupt state (SPEC §11).
+#[path = "e2e/daemon.rs"]
+mod daemon;
+// Workspace create/list/show/switch/delete, names, exit codes (SPEC §2, §10).
+#[path = "e2e/workspaces.rs"]
+mod workspaces;
+// Every row of the resolution table through `berth resolve` (SPEC §4).
+#[path = "e2e/resolve.rs"]
+mod resolve;
+// The walk: where it stops, file paths, relative and missing paths (SPEC §3).
+#[path = "e2e/walk.rs"]
+mod walk;
+// `root add/remove/list` and their refusals (SPEC §3).
+#[path = "e2e/roots.rs"]
+mod roots;
+// `workspace use`: approving a project, overlaps, refusals (SPEC §10).
+#[path = "e2e/workspace_use.rs"]
+mod workspace_use;
+// `setting get/set/unset` (SPEC §10).
+#[path = "e2e/settings.rs"]
+mod settings;
+// `claim`: which workspaces may learn a conversation (SPEC §9).
+#[path = "e2e/claim.rs"]
+mod claim;
+// `explain`: the walk drawn for a person.
+#[path = "e2e/explain.rs"]
+mod explain;
+// Project files: the bad-file corpus and cloned repositories that only propose (SPEC §3).
+#[path = "e2e/project_files.rs"]
+mod project_files;
+
+/// Every file in `tests/e2e/` is compiled: a file without a `mod` line above
+/// would silently never run (jj's `test_no_forgotten_test_files`).
+#[test]
+fn no_forgotten_test_files() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e");
+    let this = include_str!("e2e.rs");
+    let mut forgotten = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("read tests/e2e") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if !this.contains(&format!("#[path = \"e2e/{name}\"]")) {
+                forgotten.push(name);
+            }
+        }
+    }
+    assert!(
+        forgotten.is_empty(),
+        "tests/e2e/ files with no `#[path]` + `mod` line in tests/e2e.rs: {forgotten:?}"
+    );
+}

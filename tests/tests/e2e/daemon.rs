@@ -1,0 +1,358 @@
+//! The daemon's life as clients see it (SPEC §11).
+
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use berth_tests::{TestEnv, VERSION, bin, names, is_live_berthd, is_stopped, signal, wait_until};
+use serde_json::json;
+
+fn mode(p: &std::path::Path) -> u32 {
+    std::fs::symlink_metadata(p).expect("stat").mode() & 0o7777
+}
+
+/// Creates a workspace with a root and a local home, switches to it, and sets
+/// `workspace.unassigned`: one of every kind of answered write.
+fn write_everything(env: &TestEnv) -> serde_json::Value {
+    let proj = env.dir("proj/durable");
+    env.json(["workspace", "create", "durable"]);
+    env.json(["workspace", "create", "other"]);
+    env.json(["root", "add", "durable", proj.to_str().unwrap()]);
+    env.json(["workspace", "switch", "durable"]);
+    env.json(["setting", "set", "workspace.unassigned", "other"]);
+    env.json(["workspace", "list"])
+}
+
+fn assert_everything_still_there(env: &TestEnv, before: &serde_json::Value) {
+    assert_eq!(&env.json(["workspace", "list"]), before);
+    assert_eq!(before["active"], "durable");
+    assert_eq!(
+        env.json(["setting", "get", "workspace.unassigned"]),
+        json!({"key": "workspace.unassigned", "value": "other"})
+    );
+    let proj = env.dir("proj/durable");
+    assert_eq!(
+        env.json(["root", "list"]),
+        json!({"roots": [{"workspace": "durable", "path": proj}]})
+    );
+}
+
+#[test]
+fn status_without_a_daemon_says_not_running_and_starts_none() {
+    let env = TestEnv::new();
+    let status = env.json(["daemon", "status"]);
+    assert_eq!(status["running"], false);
+    assert_eq!(status["pid"], json!(null));
+    assert_eq!(status["version"], json!(null));
+    assert_eq!(status["socket"], json!(env.socket()));
+    assert_eq!(status["data_dir"], json!(env.data_dir()));
+    assert_eq!(env.daemon_pids(), Vec::<u32>::new());
+    assert!(!env.socket().exists());
+}
+
+#[test]
+fn the_first_call_starts_the_daemon_and_status_describes_it() {
+    let env = TestEnv::new();
+    assert!(env.daemon_pids().is_empty());
+    let r = env.json(["resolve"]);
+    assert_eq!(r["workspace"], "default");
+    assert_eq!(r["reason"], "active");
+    let pid = env.daemon_pid();
+    let status = env.json(["daemon", "status"]);
+    assert_eq!(status["running"], true);
+    assert_eq!(status["pid"], json!(pid));
+    assert_eq!(status["version"], VERSION);
+    assert_eq!(status["socket"], json!(env.socket()));
+    assert_eq!(status["data_dir"], json!(env.data_dir()));
+    // Status never starts a second one.
+    assert_eq!(env.daemon_pids(), vec![pid]);
+}
+
+#[test]
+fn the_daemon_is_detached_from_the_client_that_started_it() {
+    let env = TestEnv::new();
+    let _ = env.run_berth(["resolve"]).success();
+    let pid = env.daemon_pid();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    // fields: state ppid pgrp session ...
+    let session: u32 = fields[3].parse().unwrap();
+    assert_eq!(session, pid, "berthd must lead its own session: {stat}");
+    // Only stdio (/dev/null) and its own descriptors: no inherited pipes.
+    let fds: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read_link(e.path()).ok())
+        .map(|l| l.display().to_string())
+        .collect();
+    for i in 0..3 {
+        let l = std::fs::read_link(format!("/proc/{pid}/fd/{i}")).unwrap();
+        assert_eq!(l, std::path::Path::new("/dev/null"), "fd {i}: {fds:?}");
+    }
+    assert!(
+        !fds.iter().any(|l| l.starts_with("pipe:")),
+        "berthd holds a pipe, so whoever waits on its spawner's pipes waits on it: {fds:?}"
+    );
+}
+
+#[test]
+fn twenty_four_concurrent_first_calls_start_exactly_one_daemon() {
+    let env = TestEnv::new();
+    let children: Vec<_> = (0..24)
+        .map(|_| {
+            let mut cmd = env.berth(["--json", "resolve"]);
+            cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+            cmd.spawn().expect("spawn berth")
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().expect("wait");
+        assert!(
+            out.status.success(),
+            "a concurrent first call failed: {}\nstderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(v["workspace"], "default");
+    }
+    // Losers of the race exit on their own; wait for them, then exactly one.
+    let settled = wait_until(Duration::from_secs(5), || {
+        let p = env.daemon_pids();
+        (p.len() == 1).then_some(()).ok_or(p)
+    });
+    assert!(settled.is_ok(), "daemons: {:?}", settled.unwrap_err());
+    let status = env.json(["daemon", "status"]);
+    assert_eq!(status["pid"], json!(env.daemon_pid()));
+}
+
+#[test]
+fn every_answered_write_survives_kill_9_and_the_next_call_restarts_the_daemon() {
+    let env = TestEnv::new();
+    let before = write_everything(&env);
+    let pid = env.daemon_pid();
+    signal(pid, libc::SIGKILL);
+    env.wait_no_daemon(Duration::from_secs(5));
+    // The killed daemon's socket is still there: a stale socket.
+    assert!(env.socket().exists(), "{}", env.listing());
+    assert_everything_still_there(&env, &before);
+    let new = env.daemon_pid();
+    assert_ne!(new, pid);
+}
+
+#[test]
+fn daemon_stop_leaves_no_daemon_and_state_survives_the_restart() {
+    let env = TestEnv::new();
+    let before = write_everything(&env);
+    let pid = env.daemon_pid();
+    let out = env.json(["daemon", "stop"]);
+    assert_eq!(out["stopped"], true, "{out}");
+    env.wait_no_daemon(Duration::from_secs(5));
+    assert!(!is_live_berthd(pid));
+    assert!(!env.socket().exists(), "a stopped daemon removes its socket");
+    assert_eq!(env.json(["daemon", "status"])["running"], false);
+    // Stopping again is not an error: there is nothing to stop.
+    assert_eq!(env.json(["daemon", "stop"])["stopped"], false);
+    assert_everything_still_there(&env, &before);
+    assert_ne!(env.daemon_pid(), pid);
+}
+
+#[test]
+fn a_stale_socket_file_from_a_crash_is_replaced() {
+    let env = TestEnv::new();
+    // A socket nobody listens on, as a crashed daemon leaves it.
+    let stale = std::os::unix::net::UnixListener::bind(env.socket()).expect("bind");
+    drop(stale);
+    let stale_ino = std::fs::metadata(env.socket()).unwrap().ino();
+    let r = env.json(["resolve"]);
+    assert_eq!(r["reason"], "active");
+    let meta = std::fs::symlink_metadata(env.socket()).unwrap();
+    assert_ne!(meta.ino(), stale_ino, "the stale socket was not replaced");
+    assert_eq!(env.daemon_pids().len(), 1);
+}
+
+#[test]
+fn the_socket_folder_is_0700_and_the_socket_0600() {
+    // No BERTH_SOCKET: the daemon derives <XDG_RUNTIME_DIR>/berth/berthd.sock
+    // and creates the folder itself.
+    let env = TestEnv::without_berth_socket();
+    let folder = env.runtime_dir().join("berth");
+    assert!(!folder.exists());
+    let status = env.json(["daemon", "start"]);
+    assert_eq!(status["socket"], json!(env.socket()));
+    assert_eq!(mode(&folder), 0o700, "socket folder mode");
+    assert_eq!(mode(&env.socket()), 0o600, "socket mode");
+    assert!(
+        std::fs::symlink_metadata(env.socket())
+            .unwrap()
+            .file_type()
+            .is_socket()
+    );
+    // Client and daemon agree on the derived path.
+    assert_eq!(env.json(["daemon", "status"])["socket"], json!(env.socket()));
+}
+
+#[test]
+fn a_socket_folder_open_to_others_is_refused_with_what_to_do() {
+    let env = TestEnv::new();
+    std::fs::set_permissions(env.runtime_dir(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let _ = env
+        .run_berth(["resolve"])
+        .failure(1)
+        .stderr_has(&["mode 0700", "mode 755"]);
+    assert!(env.daemon_pids().is_empty());
+}
+
+/// A client running as `nobody` (uid 65534) through `setpriv`, with the
+/// socket's folder and the socket opened to everyone, so only the daemon's
+/// peer-uid check stands between them.
+#[test]
+fn another_user_is_refused_and_the_daemon_still_serves_its_own() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root to run a client as another user");
+        return;
+    }
+    let env = TestEnv::new();
+    env.json(["workspace", "create", "mine"]);
+    let pid = env.daemon_pid();
+    std::fs::set_permissions(env.root(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(env.runtime_dir(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::set_permissions(env.socket(), std::fs::Permissions::from_mode(0o666)).unwrap();
+    let as_user = |uid: &str| {
+        let mut cmd = env.command("setpriv");
+        cmd.args([
+            &format!("--reuid={uid}"),
+            &format!("--regid={uid}"),
+            "--clear-groups",
+        ])
+        .arg(bin("berth"))
+        .args(["--json", "workspace", "list"])
+        .current_dir("/");
+        env.run(cmd)
+    };
+    // The same command as root works: the refusal below is about the uid.
+    let ok = as_user("0").success().json();
+    assert_eq!(names(&ok), ["default", "mine"]);
+    let refused = as_user("65534");
+    if refused.code() != Some(1) {
+        refused.fail("a client of another uid must be refused (exit 1)");
+    }
+    assert!(
+        !refused.stdout().contains("mine"),
+        "another user read the registry: {}",
+        refused.stdout()
+    );
+    // The daemon logged the refusal and serves root as before.
+    let logged = wait_until(Duration::from_secs(5), || {
+        env.log()
+            .contains("refused a connection from another user")
+            .then_some(())
+            .ok_or(())
+    });
+    assert!(logged.is_ok(), "log:\n{}", env.log());
+    assert_eq!(
+        env.json(["workspace", "show", "mine"])["name"],
+        "mine"
+    );
+    assert_eq!(env.daemon_pids(), vec![pid]);
+}
+
+#[test]
+fn sigterm_ends_the_daemon_promptly_and_removes_its_socket() {
+    let env = TestEnv::new();
+    let _ = env.run_berth(["resolve"]).success();
+    let pid = env.daemon_pid();
+    let start = Instant::now();
+    signal(pid, libc::SIGTERM);
+    env.wait_no_daemon(Duration::from_secs(3));
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        start.elapsed()
+    );
+    let gone = wait_until(Duration::from_secs(1), || {
+        (!env.socket().exists()).then_some(()).ok_or(())
+    });
+    assert!(gone.is_ok(), "socket left behind:\n{}", env.listing());
+    assert_eq!(env.json(["daemon", "status"])["running"], false);
+}
+
+#[test]
+fn a_stopped_daemon_is_reported_with_force_and_stop_force_recovers() {
+    let env = TestEnv::new();
+    env.json(["workspace", "create", "kept"]);
+    let pid = env.daemon_pid();
+    signal(pid, libc::SIGSTOP);
+    let stopped = wait_until(Duration::from_secs(5), || is_stopped(pid).then_some(()).ok_or(()));
+    assert!(stopped.is_ok());
+
+    let wedged = env.run_berth(["workspace", "list"]).failure(1);
+    assert!(
+        wedged.elapsed < Duration::from_secs(12),
+        "the client took {:?} to give up",
+        wedged.elapsed
+    );
+    let wedged = wedged.stderr_has(&["--force", &pid.to_string()]);
+    drop(wedged);
+
+    // No SIGCONT: --force must deal with it as it is.
+    let out = env.json(["daemon", "stop", "--force"]);
+    assert_eq!(out["stopped"], true, "{out}");
+    env.wait_no_daemon(Duration::from_secs(5));
+    assert!(!is_live_berthd(pid));
+
+    let list = env.json(["workspace", "list"]);
+    assert_eq!(names(&list), ["default", "kept"]);
+    let fresh = env.daemon_pid();
+    assert_ne!(fresh, pid);
+}
+
+#[test]
+fn daemon_stop_without_force_on_a_stopped_daemon_fails_and_says_force() {
+    let env = TestEnv::new();
+    let _ = env.run_berth(["resolve"]).success();
+    let pid = env.daemon_pid();
+    signal(pid, libc::SIGSTOP);
+    let _ = env
+        .run_berth(["daemon", "stop"])
+        .failure(1)
+        .stderr_has(&["--force"]);
+    assert!(is_live_berthd(pid), "stop without --force must not kill");
+}
+
+fn assert_refused_and_untouched(env: &TestEnv, bytes: &[u8], needles: &[&str]) {
+    for args in [&["resolve"][..], &["workspace", "list"][..]] {
+        let run = env.run_berth(args).failure(1).stderr_has(needles);
+        assert!(
+            run.stderr().contains(env.db().to_str().unwrap()),
+            "the message must name the file: {}",
+            run.stderr()
+        );
+    }
+    assert_eq!(
+        std::fs::read(env.db()).unwrap(),
+        bytes,
+        "the database changed"
+    );
+    assert!(env.daemon_pids().is_empty(), "a daemon runs on a bad database");
+}
+
+#[test]
+fn a_garbage_database_is_reported_with_what_to_do_and_left_byte_identical() {
+    let env = TestEnv::new();
+    let garbage: Vec<u8> = (0..8192u32).map(|i| (i * 7 + 13) as u8).collect();
+    std::fs::write(env.db(), &garbage).unwrap();
+    assert_refused_and_untouched(&env, &garbage, &["damaged", "Move it aside"]);
+}
+
+#[test]
+fn a_database_from_a_newer_berth_is_reported_with_what_to_do_and_left_byte_identical() {
+    let env = TestEnv::new();
+    {
+        let conn = rusqlite::Connection::open(env.db()).unwrap();
+        conn.execute_batch("CREATE TABLE future (x); PRAGMA user_version = 99;")
+            .unwrap();
+    }
+    let bytes = std::fs::read(env.db()).unwrap();
+    assert_refused_and_untouched(&env, &bytes, &["schema version 99", "Upgrade berth"]);
+}
