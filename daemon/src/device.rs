@@ -25,6 +25,7 @@ pub struct Device {
     pub(crate) fs: Box<dyn FsView + Send + Sync>,
     version: String,
     stop: tokio::sync::watch::Sender<bool>,
+    pub(crate) sessions: crate::sessions::Sessions,
 }
 
 impl Device {
@@ -49,6 +50,7 @@ impl Device {
             fs: Box::new(RealFs),
             version,
             stop: tokio::sync::watch::channel(false).0,
+            sessions: crate::sessions::Sessions::default(),
         })
     }
 

@@ -62,6 +62,13 @@ pub struct Service {
     device: Arc<Device>,
 }
 
+impl Service {
+    /// A resolution on the wire, its notice listing today's workspaces.
+    fn res(&self, a: crate::resolve::Answer) -> pb::Resolution {
+        resolution_with(a, &self.device.registry().names())
+    }
+}
+
 fn caller_of(c: Option<pb::Caller>) -> Result<Caller, Status> {
     let c = c.unwrap_or_default();
     Ok(Caller::new(&c.cwd, &c.env_workspace, &c.extra_home)?)
@@ -83,6 +90,112 @@ fn opt(s: &str) -> Option<&str> {
 
 #[tonic::async_trait]
 impl pb::berth_server::Berth for Service {
+    type OpenSessionStream =
+        tokio_stream::wrappers::ReceiverStream<Result<pb::SessionEvent, Status>>;
+
+    #[instrument(skip_all, name = "open_session")]
+    async fn open_session(
+        &self,
+        req: Request<pb::OpenSessionRequest>,
+    ) -> Result<Response<Self::OpenSessionStream>, Status> {
+        let r = req.into_inner();
+        let caller = caller_of(r.caller)?;
+        let resume = match r.pin {
+            Some(pin) if !r.session_id.is_empty() => Some((r.session_id, answer_of(pin)?)),
+            _ => None,
+        };
+        let session = self.device.open_session(
+            caller,
+            crate::sessions::Registration {
+                client_name: r.client_name,
+                client_version: r.client_version,
+                client_session_id: r.client_session_id,
+                resume,
+            },
+        )?;
+        let reg = self.device.registry();
+        let first = pb::SessionEvent {
+            session_id: session.id.clone(),
+            resolution: Some(self.res(session.pin.clone())),
+            instructions: crate::instructions::instructions(&reg.names()),
+        };
+        let (tx, rx) = tokio::sync::mpsc::channel(1);
+        let _ = tx.send(Ok(first)).await;
+        let device = self.device.clone();
+        tokio::spawn(async move {
+            // The stream stays open for the session's life; the shim's going
+            // away (or dying) closes it.
+            tokio::select! {
+                () = tx.closed() => device.close_session(&session.id),
+                () = device.stopped() => {}
+            }
+        });
+        Ok(Response::new(tokio_stream::wrappers::ReceiverStream::new(
+            rx,
+        )))
+    }
+
+    #[instrument(skip_all, name = "call_tool", fields(tool))]
+    async fn call_tool(
+        &self,
+        req: Request<pb::CallToolRequest>,
+    ) -> Result<Response<pb::CallToolReply>, Status> {
+        let r = req.into_inner();
+        tracing::Span::current().record("tool", r.tool.as_str());
+        let device = self.device.clone();
+        // File tools do blocking I/O; keep it off the async workers.
+        let reply = tokio::task::spawn_blocking(move || {
+            device.call_tool(&r.session_id, &r.tool, &r.arguments_json)
+        })
+        .await
+        .map_err(|e| Code::Internal.status(format!("tool task failed: {e}")))??;
+        Ok(Response::new(pb::CallToolReply {
+            text: reply.output.text,
+            structured_json: reply.output.structured.to_string(),
+            is_error: reply.is_error,
+            pin: Some(self.res(reply.pin)),
+        }))
+    }
+
+    #[instrument(skip_all, name = "qualify_path")]
+    async fn qualify_path(
+        &self,
+        req: Request<pb::QualifyPathRequest>,
+    ) -> Result<Response<pb::QualifyPathReply>, Status> {
+        let r = req.into_inner();
+        let caller = caller_of(r.caller)?;
+        let (qualified, absolute, workspace) = self.device.qualify_for(&caller, &r.path)?;
+        Ok(Response::new(pb::QualifyPathReply {
+            qualified,
+            absolute: absolute
+                .map(|a| a.display().to_string())
+                .unwrap_or_default(),
+            workspace: workspace.unwrap_or_default(),
+        }))
+    }
+
+    #[instrument(skip_all, name = "hook", fields(event))]
+    async fn hook(&self, req: Request<pb::HookRequest>) -> Result<Response<pb::HookReply>, Status> {
+        let r = req.into_inner();
+        tracing::Span::current().record("event", r.event.as_str());
+        let caller = caller_of(r.caller)?;
+        let done = self.device.hook(
+            &caller,
+            &crate::hooks::HookCall {
+                event: &r.event,
+                client: &r.client,
+                client_session_id: &r.client_session_id,
+                transcript_path: &r.transcript_path,
+            },
+        )?;
+        Ok(Response::new(pb::HookReply {
+            resolution: Some(self.res(done.answer)),
+            context: done.context,
+            stop_command: done.stop_command.unwrap_or_default(),
+            stop_timeout_secs: done.stop_timeout_secs,
+        }))
+    }
+
     #[instrument(skip_all, name = "status")]
     async fn status(
         &self,
@@ -121,7 +234,7 @@ impl pb::berth_server::Berth for Service {
             .device
             .resolve(&caller, &r.path, opt(&r.workspace), mode_of(r.mode))?;
         Ok(Response::new(pb::ResolveReply {
-            resolution: Some(resolution(answer)),
+            resolution: Some(self.res(answer)),
         }))
     }
 
@@ -136,7 +249,7 @@ impl pb::berth_server::Berth for Service {
             self.device
                 .explain(&caller, &r.path, opt(&r.workspace), mode_of(r.mode))?;
         Ok(Response::new(pb::ExplainReply {
-            resolution: Some(resolution(answer)),
+            resolution: Some(self.res(answer)),
             steps: ex
                 .steps
                 .into_iter()
@@ -236,7 +349,7 @@ impl pb::berth_server::Berth for Service {
                 .map(|f| f.display().to_string())
                 .unwrap_or_default(),
             notes: done.notes,
-            resolution: Some(resolution(done.answer)),
+            resolution: Some(self.res(done.answer)),
         }))
     }
 
@@ -333,10 +446,15 @@ fn mode_of(m: i32) -> crate::resolve::Mode {
     }
 }
 
-fn resolution(a: crate::resolve::Answer) -> pb::Resolution {
+/// A resolution on the wire; `workspaces` feed the notice's list.
+fn resolution_with(a: crate::resolve::Answer, workspaces: &[&str]) -> pb::Resolution {
+    let notice = crate::notice::notice(&a, workspaces).unwrap_or_default();
+    let needs_asking = crate::resolve::needs_asking(&a);
     let path =
         |p: Option<std::path::PathBuf>| p.map(|p| p.display().to_string()).unwrap_or_default();
     pb::Resolution {
+        needs_asking,
+        notice,
         workspace: a.workspace,
         reason: a.reason.as_str().to_string(),
         directory: a.directory.display().to_string(),
@@ -345,4 +463,30 @@ fn resolution(a: crate::resolve::Answer) -> pb::Resolution {
         proposal: a.proposal.unwrap_or_default(),
         notes: a.notes,
     }
+}
+
+/// Reads back a pin a shim kept across a daemon restart.
+fn answer_of(r: pb::Resolution) -> Result<crate::resolve::Answer, Status> {
+    use crate::resolve::Reason;
+    let reason = match r.reason.as_str() {
+        "argument" => Reason::Argument,
+        "env" => Reason::Env,
+        "project-file" => Reason::ProjectFile,
+        "root" => Reason::Root,
+        "active" => Reason::Active,
+        "unassigned-setting" => Reason::UnassignedSetting,
+        other => {
+            return Err(Code::Invalid.status(format!("unknown reason {other:?} in a session pin")));
+        }
+    };
+    let path = |s: String| (!s.is_empty()).then(|| std::path::PathBuf::from(s));
+    Ok(crate::resolve::Answer {
+        workspace: r.workspace,
+        reason,
+        directory: std::path::PathBuf::from(r.directory),
+        project: path(r.project),
+        project_file: path(r.project_file),
+        proposal: (!r.proposal.is_empty()).then_some(r.proposal),
+        notes: r.notes,
+    })
 }

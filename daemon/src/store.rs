@@ -42,7 +42,82 @@ const MIGRATIONS: &[&str] = &[
      INSERT INTO workspaces (name, home_mode, home_path, created_at)
         VALUES ('default', 'managed', NULL, unixepoch());
      INSERT INTO device (key, value) VALUES ('active', 'default');",
+    // 2: agent sessions, the conversations hooks recorded, and which linked
+    // sessions were already asked.
+    "CREATE TABLE sessions (
+        id TEXT PRIMARY KEY NOT NULL,
+        cwd TEXT NOT NULL,
+        client_name TEXT NOT NULL DEFAULT '',
+        client_version TEXT NOT NULL DEFAULT '',
+        client_session_id TEXT NOT NULL DEFAULT '',
+        workspace TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        project TEXT,
+        started_at INTEGER NOT NULL,
+        ended_at INTEGER
+     ) STRICT;
+     CREATE TABLE conversations (
+        client_session_id TEXT NOT NULL,
+        cwd TEXT NOT NULL,
+        client TEXT NOT NULL,
+        transcript_path TEXT NOT NULL DEFAULT '',
+        workspace TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        recorded_at INTEGER NOT NULL,
+        PRIMARY KEY (client_session_id, cwd)
+     ) STRICT;
+     CREATE TABLE asked (
+        client_session_id TEXT PRIMARY KEY NOT NULL,
+        asked_at INTEGER NOT NULL
+     ) STRICT;",
 ];
+
+/// A session row, as the scratch sweep reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRow {
+    /// The daemon-made id.
+    pub id: String,
+    /// Unix seconds when it ended; `None` while it runs.
+    pub ended_at: Option<i64>,
+}
+
+/// A session being registered.
+#[derive(Debug, Clone)]
+pub struct NewSession<'a> {
+    /// The daemon-made id.
+    pub id: &'a str,
+    /// Its directory.
+    pub cwd: &'a Path,
+    /// MCP client info.
+    pub client_name: &'a str,
+    /// MCP client info.
+    pub client_version: &'a str,
+    /// `CLAUDE_CODE_SESSION_ID`, when set.
+    pub client_session_id: &'a str,
+    /// The pinned workspace.
+    pub workspace: &'a str,
+    /// Why.
+    pub reason: &'a str,
+    /// The session's project, if any.
+    pub project: Option<&'a Path>,
+}
+
+/// A conversation a Stop hook recorded.
+#[derive(Debug, Clone)]
+pub struct Conversation<'a> {
+    /// The client's session id.
+    pub client_session_id: &'a str,
+    /// The payload's cwd.
+    pub cwd: &'a Path,
+    /// Which client.
+    pub client: &'a str,
+    /// The transcript, when the client gave one.
+    pub transcript_path: &'a str,
+    /// The workspace the cwd resolved to.
+    pub workspace: &'a str,
+    /// Why.
+    pub reason: &'a str,
+}
 
 /// Why the store could not be opened or written.
 #[derive(Debug, thiserror::Error)]
@@ -222,6 +297,142 @@ impl Store {
     /// Unsets a setting; `false` if it was not set.
     pub fn unset_setting(&self, key: &str) -> Result<bool, StoreError> {
         self.with(|c| Ok(c.execute("DELETE FROM settings WHERE key = ?1", [key])? > 0))
+    }
+
+    /// Registers a session, or re-opens one a restarted daemon lost.
+    pub fn upsert_session(&self, s: &NewSession<'_>) -> Result<(), StoreError> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO sessions (id, cwd, client_name, client_version, client_session_id,
+                                       workspace, reason, project, started_at, ended_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, unixepoch(), NULL)
+                 ON CONFLICT (id) DO UPDATE SET workspace = excluded.workspace,
+                     reason = excluded.reason, ended_at = NULL",
+                params![
+                    s.id,
+                    path_text(s.cwd),
+                    s.client_name,
+                    s.client_version,
+                    s.client_session_id,
+                    s.workspace,
+                    s.reason,
+                    s.project.map(path_text),
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Records the session's new pin (after `use_workspace`).
+    pub fn repin_session(&self, id: &str, workspace: &str, reason: &str) -> Result<(), StoreError> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE sessions SET workspace = ?2, reason = ?3 WHERE id = ?1",
+                params![id, workspace, reason],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Marks a session ended at `now` (unix seconds).
+    pub fn end_session(&self, id: &str, now: i64) -> Result<(), StoreError> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL",
+                params![id, now],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// At daemon start no session is connected yet: those still open are
+    /// taken as ended now, and one that re-registers opens again.
+    pub fn end_open_sessions(&self, now: i64) -> Result<usize, StoreError> {
+        self.with(|c| {
+            Ok(c.execute(
+                "UPDATE sessions SET ended_at = ?1 WHERE ended_at IS NULL",
+                [now],
+            )?)
+        })
+    }
+
+    /// Every session, for the scratch sweep.
+    pub fn sessions(&self) -> Result<Vec<SessionRow>, StoreError> {
+        self.with(|c| {
+            let mut stmt = c.prepare("SELECT id, ended_at FROM sessions")?;
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok(SessionRow {
+                        id: r.get(0)?,
+                        ended_at: r.get(1)?,
+                    })
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })
+    }
+
+    /// Forgets sessions whose scratch folders were swept.
+    pub fn forget_sessions(&self, ids: &[String]) -> Result<(), StoreError> {
+        self.with(|c| {
+            let tx = c.transaction()?;
+            for id in ids {
+                tx.execute("DELETE FROM sessions WHERE id = ?1", [id])?;
+            }
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    /// Records a conversation (idempotent per client session and cwd).
+    pub fn record_conversation(&self, conv: &Conversation<'_>) -> Result<(), StoreError> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO conversations (client_session_id, cwd, client, transcript_path,
+                                            workspace, reason, recorded_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, unixepoch())
+                 ON CONFLICT (client_session_id, cwd) DO UPDATE SET
+                     transcript_path = excluded.transcript_path,
+                     workspace = excluded.workspace, reason = excluded.reason,
+                     recorded_at = excluded.recorded_at",
+                params![
+                    conv.client_session_id,
+                    path_text(conv.cwd),
+                    conv.client,
+                    conv.transcript_path,
+                    conv.workspace,
+                    conv.reason,
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The cwds recorded for a client session.
+    pub fn conversation_cwds(&self, client_session_id: &str) -> Result<Vec<PathBuf>, StoreError> {
+        self.with(|c| {
+            let mut stmt = c.prepare(
+                "SELECT cwd FROM conversations WHERE client_session_id = ?1 ORDER BY cwd",
+            )?;
+            let rows = stmt
+                .query_map([client_session_id], |r| {
+                    Ok(PathBuf::from(r.get::<_, String>(0)?))
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })
+    }
+
+    /// Marks a linked session (by the client's id) as asked; `true` the
+    /// first time only, so the question is shown once per session.
+    pub fn take_ask(&self, client_session_id: &str) -> Result<bool, StoreError> {
+        self.with(|c| {
+            Ok(c.execute(
+                "INSERT INTO asked (client_session_id, asked_at) VALUES (?1, unixepoch())
+                 ON CONFLICT (client_session_id) DO NOTHING",
+                [client_session_id],
+            )? > 0)
+        })
     }
 
     /// Runs SQLite's integrity check; `"ok"` when sound.

@@ -1,0 +1,571 @@
+//! The file tools (SPEC §7): ls, read, write, edit, move, delete, search.
+//!
+//! All I/O goes through a handle to the folder, opened once per call
+//! (`cap_std::fs::Dir`; `openat2(RESOLVE_BENEATH)` on Linux), never through
+//! re-checked path strings: no `..` and no symlink ever leads outside, even a
+//! link inside the folder that points out. Writes are atomic (a temporary
+//! file, flushed, then renamed). Sizes are bounded with clear errors.
+
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, OpenOptions};
+use serde_json::{Value, json};
+
+use crate::error::BerthError;
+
+/// Largest file `read` returns and `write` accepts.
+pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+/// `search` looks at no more files than this.
+pub const MAX_SEARCH_FILES: usize = 10_000;
+/// `search` reads no more bytes than this in all.
+pub const MAX_SEARCH_BYTES: u64 = 64 * 1024 * 1024;
+/// `search` returns no more matches than this.
+pub const MAX_MATCHES: usize = 200;
+
+/// A folder berth hands to tools, opened as a handle.
+pub struct Folder {
+    dir: Dir,
+    /// How paths inside it are spelled back: `notes/` or `./`.
+    prefix: String,
+}
+
+/// A tool's answer: text for the model, structured content for programs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    /// For the model.
+    pub text: String,
+    /// For programs.
+    pub structured: Value,
+}
+
+impl Folder {
+    /// Opens `root`, creating it first when `create` (managed homes and
+    /// scratch folders are created on first use).
+    pub fn open(root: &Path, prefix: String, create: bool) -> Result<Folder, BerthError> {
+        if create {
+            std::fs::create_dir_all(root)
+                .map_err(|e| BerthError::internal(format!("creating {}: {e}", root.display())))?;
+        }
+        let dir = Dir::open_ambient_dir(root, ambient_authority()).map_err(|e| {
+            BerthError::refused(format!(
+                "{prefix}: the folder {} cannot be opened: {e}",
+                root.display()
+            ))
+        })?;
+        Ok(Folder { dir, prefix })
+    }
+
+    /// The qualified spelling of `rel`.
+    pub fn q(&self, rel: &Path) -> String {
+        format!("{}{}", self.prefix, rel.display())
+    }
+
+    fn err(&self, rel: &Path, e: io::Error) -> BerthError {
+        let q = self.q(rel);
+        match e.kind() {
+            io::ErrorKind::NotFound => {
+                BerthError::not_found(format!("{q}: no such file or folder"))
+            }
+            io::ErrorKind::AlreadyExists => BerthError::refused(format!("{q}: already exists")),
+            io::ErrorKind::IsADirectory => BerthError::refused(format!("{q}: is a folder")),
+            io::ErrorKind::NotADirectory => {
+                BerthError::refused(format!("{q}: a part of the path is not a folder"))
+            }
+            io::ErrorKind::DirectoryNotEmpty => BerthError::refused(format!(
+                "{q}: the folder is not empty; delete what is inside first"
+            )),
+            _ if is_escape(&e) => BerthError::refused(format!(
+                "{q} leads outside its folder (through a symlink or \"..\"); berth never follows a path out"
+            )),
+            io::ErrorKind::PermissionDenied => {
+                BerthError::refused(format!("{q}: permission denied"))
+            }
+            _ => BerthError::refused(format!("{q}: {e}")),
+        }
+    }
+
+    /// Lists a folder (or describes a file).
+    pub fn ls(&self, rel: &Path) -> Result<ToolOutput, BerthError> {
+        let meta = self.dir.metadata(dot(rel)).map_err(|e| self.err(rel, e))?;
+        if !meta.is_dir() {
+            let q = self.q(rel);
+            return Ok(ToolOutput {
+                text: format!("{q} ({} bytes)\n", meta.len()),
+                structured: json!({"entries": [{"path": q, "kind": "file", "size": meta.len()}]}),
+            });
+        }
+        let mut entries = Vec::new();
+        for entry in self.dir.read_dir(dot(rel)).map_err(|e| self.err(rel, e))? {
+            let entry = entry.map_err(|e| self.err(rel, e))?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let ft = entry.file_type().map_err(|e| self.err(rel, e))?;
+            let kind = if ft.is_dir() {
+                "dir"
+            } else if ft.is_symlink() {
+                "symlink"
+            } else {
+                "file"
+            };
+            let size = if ft.is_file() {
+                entry.metadata().map(|m| m.len()).unwrap_or(0)
+            } else {
+                0
+            };
+            let mut path = self.q(&rel.join(name));
+            if kind == "dir" {
+                path.push('/');
+            }
+            entries.push((path, kind, size));
+        }
+        entries.sort();
+        let text = if entries.is_empty() {
+            format!("{} is empty\n", self.q(rel))
+        } else {
+            entries.iter().map(|(p, _, _)| format!("{p}\n")).collect()
+        };
+        let structured = json!({
+            "entries": entries.iter().map(|(p, k, s)| json!({"path": p, "kind": k, "size": s})).collect::<Vec<_>>()
+        });
+        Ok(ToolOutput { text, structured })
+    }
+
+    /// Reads a UTF-8 text file.
+    pub fn read(&self, rel: &Path) -> Result<ToolOutput, BerthError> {
+        let content = self.read_text(rel)?;
+        let q = self.q(rel);
+        Ok(ToolOutput {
+            structured: json!({"path": q, "content": content}),
+            text: content,
+        })
+    }
+
+    fn read_text(&self, rel: &Path) -> Result<String, BerthError> {
+        if rel.as_os_str().is_empty() {
+            return Err(BerthError::refused(format!(
+                "{}: is a folder; use ls",
+                self.q(rel)
+            )));
+        }
+        let mut file = self.dir.open(rel).map_err(|e| self.err(rel, e))?;
+        let meta = file.metadata().map_err(|e| self.err(rel, e))?;
+        if meta.is_dir() {
+            return Err(BerthError::refused(format!(
+                "{}: is a folder; use ls",
+                self.q(rel)
+            )));
+        }
+        if !meta.is_file() {
+            return Err(BerthError::refused(format!(
+                "{}: not a regular file",
+                self.q(rel)
+            )));
+        }
+        let mut bytes = Vec::new();
+        (&mut file)
+            .take(MAX_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| self.err(rel, e))?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(BerthError::refused(format!(
+                "{}: larger than {} MiB; berth reads text files up to that size",
+                self.q(rel),
+                MAX_FILE_BYTES / (1024 * 1024)
+            )));
+        }
+        String::from_utf8(bytes).map_err(|_| {
+            BerthError::refused(format!("{}: not UTF-8 text (a binary file?)", self.q(rel)))
+        })
+    }
+
+    /// Writes a file atomically, creating its folders.
+    pub fn write(&self, rel: &Path, content: &str) -> Result<ToolOutput, BerthError> {
+        self.write_atomic(rel, content.as_bytes())?;
+        let q = self.q(rel);
+        Ok(ToolOutput {
+            text: format!("wrote {q} ({} bytes)\n", content.len()),
+            structured: json!({"path": q, "bytes": content.len()}),
+        })
+    }
+
+    fn write_atomic(&self, rel: &Path, bytes: &[u8]) -> Result<(), BerthError> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let Some(name) = rel.file_name() else {
+            return Err(BerthError::refused(format!(
+                "{}: give a file name",
+                self.q(rel)
+            )));
+        };
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(BerthError::refused(format!(
+                "{}: {} bytes is more than the {} MiB a file may have",
+                self.q(rel),
+                bytes.len(),
+                MAX_FILE_BYTES / (1024 * 1024)
+            )));
+        }
+        let parent = rel.parent().unwrap_or(Path::new(""));
+        if !parent.as_os_str().is_empty() {
+            self.dir
+                .create_dir_all(parent)
+                .map_err(|e| self.err(parent, e))?;
+        }
+        if self.dir.symlink_metadata(rel).is_ok_and(|m| m.is_dir()) {
+            return Err(BerthError::refused(format!("{}: is a folder", self.q(rel))));
+        }
+        let tmp = parent.join(format!(
+            ".{}.berth-tmp-{}-{}",
+            name.to_string_lossy(),
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let result = (|| {
+            let mut f = self
+                .dir
+                .open_with(&tmp, OpenOptions::new().write(true).create_new(true))?;
+            f.write_all(bytes)?;
+            f.sync_all()?;
+            self.dir.rename(&tmp, &self.dir, rel)
+        })();
+        if let Err(e) = result {
+            let _ = self.dir.remove_file(&tmp);
+            return Err(self.err(rel, e));
+        }
+        Ok(())
+    }
+
+    /// Replaces the one occurrence of `old` with `new`.
+    pub fn edit(&self, rel: &Path, old: &str, new: &str) -> Result<ToolOutput, BerthError> {
+        if old.is_empty() {
+            return Err(BerthError::invalid(
+                "old is empty; give the exact text to replace",
+            ));
+        }
+        let content = self.read_text(rel)?;
+        let q = self.q(rel);
+        match content.matches(old).count() {
+            0 => {
+                return Err(BerthError::refused(format!(
+                    "{q}: the old text was not found; read the file and copy the text exactly"
+                )));
+            }
+            1 => {}
+            n => {
+                return Err(BerthError::refused(format!(
+                    "{q}: the old text occurs {n} times; include more surrounding text so it occurs once"
+                )));
+            }
+        }
+        self.write_atomic(rel, content.replacen(old, new, 1).as_bytes())?;
+        Ok(ToolOutput {
+            text: format!("edited {q}\n"),
+            structured: json!({"path": q}),
+        })
+    }
+
+    /// Deletes a file or an empty folder.
+    pub fn delete(&self, rel: &Path) -> Result<ToolOutput, BerthError> {
+        if rel.as_os_str().is_empty() {
+            return Err(BerthError::refused(format!(
+                "{}: a workspace's or session's own folder cannot be deleted",
+                self.q(rel)
+            )));
+        }
+        let meta = self
+            .dir
+            .symlink_metadata(rel)
+            .map_err(|e| self.err(rel, e))?;
+        if meta.is_dir() {
+            self.dir.remove_dir(rel).map_err(|e| self.err(rel, e))?;
+        } else {
+            self.dir.remove_file(rel).map_err(|e| self.err(rel, e))?;
+        }
+        let q = self.q(rel);
+        Ok(ToolOutput {
+            text: format!("deleted {q}\n"),
+            structured: json!({"path": q}),
+        })
+    }
+
+    /// Searches text files under `rel` for lines containing `query`.
+    pub fn search(&self, rel: &Path, query: &str) -> Result<ToolOutput, BerthError> {
+        if query.is_empty() {
+            return Err(BerthError::invalid(
+                "query is empty; give the text to search for",
+            ));
+        }
+        let mut state = Search {
+            query,
+            matches: Vec::new(),
+            files: 0,
+            bytes: 0,
+            truncated: false,
+        };
+        let meta = self.dir.metadata(dot(rel)).map_err(|e| self.err(rel, e))?;
+        if meta.is_dir() {
+            self.search_dir(rel, &mut state)?;
+        } else {
+            self.search_file(rel, &mut state);
+        }
+        let text = if state.matches.is_empty() {
+            format!("no matches for {query:?} under {}\n", self.q(rel))
+        } else {
+            let mut t: String = state
+                .matches
+                .iter()
+                .map(|(p, l, s)| format!("{p}:{l}: {s}\n"))
+                .collect();
+            if state.truncated {
+                t.push_str("(stopped early: search limits reached; narrow the path)\n");
+            }
+            t
+        };
+        Ok(ToolOutput {
+            text,
+            structured: json!({
+                "matches": state.matches.iter().map(|(p, l, s)| json!({"path": p, "line": l, "text": s})).collect::<Vec<_>>(),
+                "truncated": state.truncated,
+            }),
+        })
+    }
+
+    fn search_dir(&self, rel: &Path, st: &mut Search<'_>) -> Result<(), BerthError> {
+        let mut entries: Vec<(String, bool)> = Vec::new();
+        for entry in self.dir.read_dir(dot(rel)).map_err(|e| self.err(rel, e))? {
+            let Ok(entry) = entry else { continue };
+            let Ok(ft) = entry.file_type() else { continue };
+            // Links are not followed: a link out of the folder must not be read.
+            if ft.is_symlink() {
+                continue;
+            }
+            if let Some(name) = entry.file_name().to_str() {
+                entries.push((name.to_string(), ft.is_dir()));
+            }
+        }
+        entries.sort();
+        for (name, is_dir) in entries {
+            if st.done() {
+                st.truncated = true;
+                return Ok(());
+            }
+            let child = rel.join(&name);
+            if is_dir {
+                self.search_dir(&child, st)?;
+            } else {
+                self.search_file(&child, st);
+            }
+        }
+        Ok(())
+    }
+
+    fn search_file(&self, rel: &Path, st: &mut Search<'_>) {
+        st.files += 1;
+        let Ok(file) = self.dir.open(rel) else { return };
+        let Ok(meta) = file.metadata() else { return };
+        if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
+            return;
+        }
+        let mut bytes = Vec::new();
+        if file.take(MAX_FILE_BYTES).read_to_end(&mut bytes).is_err() {
+            return;
+        }
+        st.bytes += bytes.len() as u64;
+        if bytes[..bytes.len().min(8192)].contains(&0) {
+            return;
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        for (i, line) in text.lines().enumerate() {
+            if line.contains(st.query) {
+                if st.matches.len() >= MAX_MATCHES {
+                    st.truncated = true;
+                    return;
+                }
+                let shown: String = line.chars().take(300).collect();
+                st.matches.push((self.q(rel), i + 1, shown));
+            }
+        }
+    }
+}
+
+struct Search<'q> {
+    query: &'q str,
+    matches: Vec<(String, usize, String)>,
+    files: usize,
+    bytes: u64,
+    truncated: bool,
+}
+
+impl Search<'_> {
+    fn done(&self) -> bool {
+        self.files >= MAX_SEARCH_FILES
+            || self.bytes >= MAX_SEARCH_BYTES
+            || self.matches.len() >= MAX_MATCHES
+    }
+}
+
+/// Moves (renames) a file or folder, possibly between folders.
+pub fn move_path(
+    from: &Folder,
+    from_rel: &Path,
+    to: &Folder,
+    to_rel: &Path,
+) -> Result<ToolOutput, BerthError> {
+    if from_rel.as_os_str().is_empty() || to_rel.as_os_str().is_empty() {
+        return Err(BerthError::refused(
+            "a workspace's or session's own folder cannot be moved",
+        ));
+    }
+    from.dir
+        .symlink_metadata(from_rel)
+        .map_err(|e| from.err(from_rel, e))?;
+    if to.dir.symlink_metadata(to_rel).is_ok() {
+        return Err(BerthError::refused(format!(
+            "{}: already exists; delete it first or choose another name",
+            to.q(to_rel)
+        )));
+    }
+    if let Some(parent) = to_rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+        to.dir
+            .create_dir_all(parent)
+            .map_err(|e| to.err(parent, e))?;
+    }
+    match from.dir.rename(from_rel, &to.dir, to_rel) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
+            // Different filesystems: copy the file, then remove the original.
+            let content = from.read_text(from_rel)?;
+            to.write_atomic(to_rel, content.as_bytes())?;
+            from.dir
+                .remove_file(from_rel)
+                .map_err(|e| from.err(from_rel, e))?;
+        }
+        Err(e) => return Err(from.err(from_rel, e)),
+    }
+    let (f, t) = (from.q(from_rel), to.q(to_rel));
+    Ok(ToolOutput {
+        text: format!("moved {f} to {t}\n"),
+        structured: json!({"from": f, "to": t}),
+    })
+}
+
+fn dot(rel: &Path) -> PathBuf {
+    if rel.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        rel.to_path_buf()
+    }
+}
+
+fn is_escape(e: &io::Error) -> bool {
+    let text = e.to_string();
+    text.contains("outside")
+        || e.raw_os_error() == Some(libc::EXDEV)
+        || e.raw_os_error() == Some(libc::ELOOP)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn folder() -> (tempfile::TempDir, Folder) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("home");
+        let f = Folder::open(&root, "w/".into(), true).unwrap();
+        (tmp, f)
+    }
+
+    #[test]
+    fn write_then_read_round_trips_and_returns_qualified_paths() {
+        let (_t, f) = folder();
+        let out = f.write(Path::new("a/b.md"), "hello").unwrap();
+        assert_eq!(out.structured["path"], "w/a/b.md");
+        assert_eq!(f.read(Path::new("a/b.md")).unwrap().text, "hello");
+        let ls = f.ls(Path::new("")).unwrap();
+        assert_eq!(ls.structured["entries"][0]["path"], "w/a/");
+    }
+
+    #[test]
+    fn a_symlink_inside_pointing_out_is_refused_for_read_and_write() {
+        let (t, f) = folder();
+        let outside = t.path().join("secret.txt");
+        std::fs::write(&outside, "secret").unwrap();
+        std::os::unix::fs::symlink(&outside, t.path().join("home/link")).unwrap();
+        std::os::unix::fs::symlink(t.path(), t.path().join("home/up")).unwrap();
+        let err = f.read(Path::new("link")).unwrap_err();
+        assert!(err.message.contains("outside"), "{err}");
+        assert!(f.write(Path::new("up/secret.txt"), "pwned").is_err());
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "secret");
+    }
+
+    #[test]
+    fn edit_requires_exactly_one_occurrence() {
+        let (_t, f) = folder();
+        f.write(Path::new("x"), "a a b").unwrap();
+        assert!(
+            f.edit(Path::new("x"), "a", "c")
+                .unwrap_err()
+                .message
+                .contains("2 times")
+        );
+        assert!(
+            f.edit(Path::new("x"), "z", "c")
+                .unwrap_err()
+                .message
+                .contains("not found")
+        );
+        f.edit(Path::new("x"), "b", "c").unwrap();
+        assert_eq!(f.read(Path::new("x")).unwrap().text, "a a c");
+    }
+
+    #[test]
+    fn search_skips_binary_files_and_links() {
+        let (t, f) = folder();
+        f.write(Path::new("t.md"), "one needle\ntwo\n").unwrap();
+        std::fs::write(t.path().join("home/bin"), b"needle\0\0").unwrap();
+        let out = f.search(Path::new(""), "needle").unwrap();
+        assert_eq!(out.structured["matches"].as_array().unwrap().len(), 1);
+        assert_eq!(out.structured["matches"][0]["path"], "w/t.md");
+        assert_eq!(out.structured["matches"][0]["line"], 1);
+    }
+
+    #[test]
+    fn delete_refuses_a_non_empty_folder_and_the_folder_itself() {
+        let (_t, f) = folder();
+        f.write(Path::new("d/x"), "1").unwrap();
+        assert!(
+            f.delete(Path::new("d"))
+                .unwrap_err()
+                .message
+                .contains("not empty")
+        );
+        assert!(f.delete(Path::new("")).is_err());
+        f.delete(Path::new("d/x")).unwrap();
+        f.delete(Path::new("d")).unwrap();
+    }
+
+    #[test]
+    fn move_between_folders_keeps_content() {
+        let (t, a) = folder();
+        let b = Folder::open(&t.path().join("other"), "o/".into(), true).unwrap();
+        a.write(Path::new("x.md"), "hi").unwrap();
+        let out = move_path(&a, Path::new("x.md"), &b, Path::new("y/x.md")).unwrap();
+        assert_eq!(out.structured["to"], "o/y/x.md");
+        assert_eq!(b.read(Path::new("y/x.md")).unwrap().text, "hi");
+        assert!(a.read(Path::new("x.md")).is_err());
+    }
+
+    #[test]
+    fn oversized_writes_are_refused() {
+        let (_t, f) = folder();
+        let big = "x".repeat(MAX_FILE_BYTES as usize + 1);
+        assert!(
+            f.write(Path::new("big"), &big)
+                .unwrap_err()
+                .message
+                .contains("MiB")
+        );
+    }
+}

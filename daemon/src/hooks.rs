@@ -1,0 +1,110 @@
+//! Hook calls (SPEC §8): session-start gets the line to show; stop records
+//! the conversation and hands back the configured stop command. The hook
+//! process runs that command itself, bounded in time.
+
+use crate::caller::Caller;
+use crate::device::Device;
+use crate::error::BerthError;
+use crate::resolve::{Answer, Mode};
+use crate::store::Conversation;
+
+/// Default time limit of `hooks.stop_command`.
+pub const DEFAULT_STOP_TIMEOUT_SECS: u32 = 30;
+
+/// What a hook forwarded.
+#[derive(Debug, Clone, Copy)]
+pub struct HookCall<'a> {
+    /// `session-start` or `stop`.
+    pub event: &'a str,
+    /// Which client.
+    pub client: &'a str,
+    /// The client's session id.
+    pub client_session_id: &'a str,
+    /// The transcript, when given.
+    pub transcript_path: &'a str,
+}
+
+/// What the hook should do.
+#[derive(Debug)]
+pub struct HookOutcome {
+    /// The cwd's resolution (agent mode).
+    pub answer: Answer,
+    /// session-start: the line to show.
+    pub context: String,
+    /// stop: the command to run, if configured.
+    pub stop_command: Option<String>,
+    /// stop: its time limit.
+    pub stop_timeout_secs: u32,
+}
+
+impl Device {
+    /// Handles one hook call for the payload's cwd (the caller's cwd).
+    pub fn hook(&self, caller: &Caller, call: &HookCall<'_>) -> Result<HookOutcome, BerthError> {
+        let answer = self.resolve(caller, "", None, Mode::Agent)?;
+        match call.event {
+            "session-start" => {
+                let reg = self.registry();
+                let notice = crate::notice::notice(&answer, &reg.names());
+                // Linked to the MCP session by the client's id: ask once.
+                let ask = match &notice {
+                    Some(_) if !call.client_session_id.is_empty() => {
+                        self.store.take_ask(call.client_session_id)?
+                    }
+                    Some(_) => true,
+                    None => false,
+                };
+                let context = match notice {
+                    Some(n) if ask => n,
+                    _ => plain_line(&answer),
+                };
+                Ok(HookOutcome {
+                    answer,
+                    context,
+                    stop_command: None,
+                    stop_timeout_secs: 0,
+                })
+            }
+            "stop" => {
+                self.store.record_conversation(&Conversation {
+                    client_session_id: call.client_session_id,
+                    cwd: &answer.directory,
+                    client: call.client,
+                    transcript_path: call.transcript_path,
+                    workspace: &answer.workspace,
+                    reason: answer.reason.as_str(),
+                })?;
+                let stop_command = self.store.get_setting("hooks.stop_command")?;
+                let stop_timeout_secs = self
+                    .store
+                    .get_setting("hooks.stop_timeout_secs")?
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(DEFAULT_STOP_TIMEOUT_SECS);
+                Ok(HookOutcome {
+                    answer,
+                    context: String::new(),
+                    stop_command,
+                    stop_timeout_secs,
+                })
+            }
+            other => Err(BerthError::invalid(format!(
+                "unknown hook event {other:?}; expected session-start or stop"
+            ))),
+        }
+    }
+}
+
+/// "berth: this session uses workspace W (reason: R, project P)."
+fn plain_line(a: &Answer) -> String {
+    match &a.project {
+        Some(p) => format!(
+            "berth: this session uses workspace \"{}\" (reason: {}; project {}).",
+            a.workspace,
+            a.reason,
+            p.display()
+        ),
+        None => format!(
+            "berth: this session uses workspace \"{}\" (reason: {}; no project).",
+            a.workspace, a.reason
+        ),
+    }
+}

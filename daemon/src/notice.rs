@@ -1,0 +1,78 @@
+//! The question an agent session asks the user once (SPEC §5), in words:
+//! the workspace used meanwhile, the workspaces that exist, and the request
+//! to ask once and call `use_workspace`. Pure: the MCP shim and the
+//! session-start hook both show this text, so they say the same thing.
+
+use crate::resolve::{Answer, needs_asking};
+
+/// The notice for `answer`, or `None` when nothing should be asked.
+pub fn notice(answer: &Answer, workspaces: &[&str]) -> Option<String> {
+    if !needs_asking(answer) {
+        return None;
+    }
+    let project = answer.project.as_ref()?.display().to_string();
+    let situation = match &answer.proposal {
+        Some(p) => format!(
+            "The project {project} has a project file proposing workspace \"{p}\", which this device has not approved."
+        ),
+        None => format!("The project {project} is not assigned to a workspace."),
+    };
+    Some(format!(
+        "berth: {situation} Meanwhile this session uses workspace \"{}\" (reason: {}). \
+Workspaces on this device: {}. Ask the user once which workspace this project should use \
+(one of these or a new name), then call use_workspace with that name. Do not ask again in this session.",
+        answer.workspace,
+        answer.reason,
+        workspaces.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resolve::Reason;
+    use std::path::PathBuf;
+
+    fn answer(reason: Reason, project: Option<&str>, proposal: Option<&str>) -> Answer {
+        Answer {
+            workspace: "default".into(),
+            reason,
+            directory: PathBuf::from("/p"),
+            project: project.map(PathBuf::from),
+            project_file: None,
+            proposal: proposal.map(str::to_string),
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn an_unassigned_project_is_asked_about_with_the_workspaces_listed() {
+        let n = notice(&answer(Reason::Active, Some("/p"), None), &["default", "w"]).unwrap();
+        assert!(n.contains("/p is not assigned"), "{n}");
+        assert!(n.contains("uses workspace \"default\""), "{n}");
+        assert!(n.contains("default, w"), "{n}");
+        assert!(n.contains("use_workspace"), "{n}");
+    }
+
+    #[test]
+    fn a_proposal_is_named_in_the_notice() {
+        let n = notice(&answer(Reason::Root, Some("/p"), Some("x")), &["default"]).unwrap();
+        assert!(n.contains("proposing workspace \"x\""), "{n}");
+    }
+
+    #[test]
+    fn a_session_without_a_project_is_never_asked() {
+        assert_eq!(
+            notice(&answer(Reason::Active, None, None), &["default"]),
+            None
+        );
+    }
+
+    #[test]
+    fn an_assigned_project_is_not_asked_about() {
+        assert_eq!(
+            notice(&answer(Reason::Root, Some("/p"), None), &["default"]),
+            None
+        );
+    }
+}

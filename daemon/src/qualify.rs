@@ -1,0 +1,339 @@
+//! Qualified paths (SPEC §7): one pure function maps a tool's path, the
+//! session's own folder and the registry to a place and a relative path, or
+//! a refusal. Every path berth returns is qualified, so an agent can quote
+//! it back.
+//!
+//! Forms, in order: `/` lists the workspaces; `./<path>` is in the session's
+//! own folder; `<ws>/<path>` whose first segment names a workspace is in
+//! that workspace's home (a workspace name wins over a folder of the same
+//! name; `./` reaches the folder); an absolute path only inside a home or
+//! the session's scratch folder; anything else is unqualified and goes to
+//! the session's own folder.
+//!
+//! **Architecture Invariant:** no result of [`qualify`] has a `..` or an
+//! absolute component in its relative path; containment against symlinks is
+//! then the file layer's job (a directory handle, never a path string).
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::pathutil::is_within;
+use crate::resolve::{Answer, Reason};
+
+/// Where a session's unqualified paths go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Own {
+    /// That workspace's home.
+    Home(String),
+    /// The session's scratch folder (a session without a project).
+    Scratch,
+    /// Only a default picked the workspace while several exist: a guess
+    /// would put data in the wrong place, so unqualified paths are refused.
+    Ambiguous,
+}
+
+/// A session's own folder, from its resolution and the number of workspaces.
+pub fn own_folder(answer: &Answer, workspace_count: usize) -> Own {
+    match answer.reason {
+        Reason::Argument | Reason::Env | Reason::ProjectFile | Reason::Root => {
+            Own::Home(answer.workspace.clone())
+        }
+        Reason::Active | Reason::UnassignedSetting => {
+            if answer.project.is_none() {
+                Own::Scratch
+            } else if workspace_count >= 2 {
+                Own::Ambiguous
+            } else {
+                Own::Home(answer.workspace.clone())
+            }
+        }
+    }
+}
+
+/// A folder berth may hand to tools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// A workspace's home.
+    Home(String),
+    /// The session's scratch folder.
+    Scratch,
+}
+
+/// What a path names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// `/`: the list of workspaces.
+    Workspaces,
+    /// A path inside a place; `rel` is empty for the place itself.
+    In {
+        /// The folder.
+        place: Place,
+        /// Relative, normalised, with no `..`.
+        rel: PathBuf,
+    },
+}
+
+impl Target {
+    /// The qualified spelling: `<ws>/<rel>`, `./<rel>`, or `/`.
+    pub fn qualified(&self) -> String {
+        match self {
+            Target::Workspaces => "/".to_string(),
+            Target::In { place, rel } => {
+                let prefix = match place {
+                    Place::Home(ws) => ws.as_str(),
+                    Place::Scratch => ".",
+                };
+                format!("{prefix}/{}", rel.display())
+            }
+        }
+    }
+}
+
+/// The facts a qualification needs.
+#[derive(Debug, Clone)]
+pub struct QualifyCtx<'a> {
+    /// Every workspace name.
+    pub names: &'a [String],
+    /// Each workspace's home, for absolute paths.
+    pub homes: &'a [(String, PathBuf)],
+    /// The session's own folder.
+    pub own: Own,
+    /// The session's scratch folder, when it has one.
+    pub scratch: Option<&'a Path>,
+}
+
+/// Why a path was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QualifyError {
+    /// An empty path.
+    #[error(
+        "empty path; give a path such as notes.md, <workspace>/notes.md, or / to list the workspaces"
+    )]
+    Empty,
+    /// Unqualified in a session whose workspace is only a default.
+    #[error(
+        "no workspace {first:?} — workspaces: {}; this session's workspace is only a default, so qualify the path as <workspace>/{path}",
+        names.join(", ")
+    )]
+    Ambiguous {
+        /// The path's first segment.
+        first: String,
+        /// The path as given.
+        path: String,
+        /// The workspaces.
+        names: Vec<String>,
+    },
+    /// An absolute path outside every home and the scratch folder.
+    #[error(
+        "{0} is outside every workspace home and this session's folder; use <workspace>/<path>"
+    )]
+    Outside(String),
+    /// `..` would leave the folder.
+    #[error("{0} leads outside its folder (\"..\" past the top)")]
+    Escapes(String),
+    /// A NUL byte or similar.
+    #[error("{0:?} is not a valid path")]
+    Invalid(String),
+}
+
+/// Qualifies `path` for a session.
+pub fn qualify(path: &str, ctx: &QualifyCtx<'_>) -> Result<Target, QualifyError> {
+    if path.is_empty() {
+        return Err(QualifyError::Empty);
+    }
+    if path.contains('\0') {
+        return Err(QualifyError::Invalid(path.to_string()));
+    }
+    if path.trim_end_matches('/').is_empty() {
+        return Ok(Target::Workspaces);
+    }
+    if let Some(rest) = path.strip_prefix("./").or((path == ".").then_some("")) {
+        return own(rest, path, ctx);
+    }
+    if Path::new(path).is_absolute() {
+        return absolute(path, ctx);
+    }
+    let (first, rest) = path.split_once('/').unwrap_or((path, ""));
+    if ctx.names.iter().any(|n| n == first) {
+        return Ok(Target::In {
+            place: Place::Home(first.to_string()),
+            rel: relative(rest, path)?,
+        });
+    }
+    own(path, path, ctx)
+}
+
+fn own(rest: &str, path: &str, ctx: &QualifyCtx<'_>) -> Result<Target, QualifyError> {
+    let place = match &ctx.own {
+        Own::Home(ws) => Place::Home(ws.clone()),
+        Own::Scratch => Place::Scratch,
+        Own::Ambiguous => {
+            let first = rest.split('/').next().unwrap_or(rest).to_string();
+            return Err(QualifyError::Ambiguous {
+                first,
+                path: rest.to_string(),
+                names: ctx.names.to_vec(),
+            });
+        }
+    };
+    Ok(Target::In {
+        place,
+        rel: relative(rest, path)?,
+    })
+}
+
+fn absolute(path: &str, ctx: &QualifyCtx<'_>) -> Result<Target, QualifyError> {
+    let lexical = relative(path.trim_start_matches('/'), path)?;
+    let abs = Path::new("/").join(lexical);
+    // The most specific folder wins (a local home inside another's).
+    let mut best: Option<(usize, Place, PathBuf)> = None;
+    let mut consider = |folder: &Path, place: Place| {
+        if is_within(&abs, folder) {
+            let depth = folder.components().count();
+            if best.as_ref().is_none_or(|(d, _, _)| depth > *d) {
+                let rel = abs
+                    .strip_prefix(folder)
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default();
+                best = Some((depth, place, rel));
+            }
+        }
+    };
+    for (ws, home) in ctx.homes {
+        consider(home, Place::Home(ws.clone()));
+    }
+    if let Some(scratch) = ctx.scratch {
+        consider(scratch, Place::Scratch);
+    }
+    match best {
+        Some((_, place, rel)) => Ok(Target::In { place, rel }),
+        None => Err(QualifyError::Outside(path.to_string())),
+    }
+}
+
+/// Normalises a relative path: drops `.` and empty segments, applies `..`
+/// within the path, and refuses `..` past its top.
+fn relative(rest: &str, whole: &str) -> Result<PathBuf, QualifyError> {
+    let mut out: Vec<&std::ffi::OsStr> = Vec::new();
+    for c in Path::new(rest).components() {
+        match c {
+            Component::Normal(s) => out.push(s),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+            Component::ParentDir => {
+                if out.pop().is_none() {
+                    return Err(QualifyError::Escapes(whole.to_string()));
+                }
+            }
+        }
+    }
+    Ok(out.iter().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn names() -> Vec<String> {
+        vec!["default".into(), "notes".into(), "work".into()]
+    }
+
+    fn homes() -> Vec<(String, PathBuf)> {
+        vec![
+            ("default".into(), PathBuf::from("/d/workspaces/default")),
+            ("notes".into(), PathBuf::from("/d/workspaces/notes")),
+            ("work".into(), PathBuf::from("/home/u/work-notes")),
+        ]
+    }
+
+    fn check(path: &str, own: Own) -> Result<String, QualifyError> {
+        let names = names();
+        let homes = homes();
+        let ctx = QualifyCtx {
+            names: &names,
+            homes: &homes,
+            own,
+            scratch: Some(Path::new("/d/scratch/0123456789abcdef")),
+        };
+        qualify(path, &ctx).map(|t| t.qualified())
+    }
+
+    #[rstest]
+    #[case::root_lists_workspaces("/", Own::Scratch, "/")]
+    #[case::a_workspace_name_selects_its_home("notes/a.md", Own::Scratch, "notes/a.md")]
+    #[case::unqualified_goes_to_the_sessions_home("a.md", Own::Home("work".into()), "work/a.md")]
+    #[case::unqualified_goes_to_scratch_without_a_project("a.md", Own::Scratch, "./a.md")]
+    #[case::dot_slash_reaches_a_folder_named_like_a_workspace("./notes/a.md", Own::Home("work".into()), "work/notes/a.md")]
+    #[case::dotdot_inside_the_path_is_applied("notes/x/../a.md", Own::Scratch, "notes/a.md")]
+    #[case::an_absolute_path_in_a_home_is_qualified(
+        "/home/u/work-notes/b/c.md",
+        Own::Scratch,
+        "work/b/c.md"
+    )]
+    #[case::an_absolute_path_in_scratch_is_qualified(
+        "/d/scratch/0123456789abcdef/x",
+        Own::Ambiguous,
+        "./x"
+    )]
+    #[case::a_workspace_alone_is_its_home("notes", Own::Scratch, "notes/")]
+    fn paths_qualify(#[case] path: &str, #[case] own: Own, #[case] expect: &str) {
+        assert_eq!(check(path, own).unwrap(), expect);
+    }
+
+    #[rstest]
+    #[case::dotdot_past_the_top("notes/../../etc/passwd")]
+    #[case::dotdot_from_unqualified("../x")]
+    #[case::absolute_outside_every_home("/etc/passwd")]
+    #[case::absolute_with_dotdot_leaving_a_home("/home/u/work-notes/../../../etc/passwd")]
+    #[case::a_prefix_trap("/home/u/work-notes-evil/x")]
+    #[case::empty("")]
+    #[case::nul("a\0b")]
+    fn escapes_are_refused(#[case] path: &str) {
+        assert!(check(path, Own::Scratch).is_err(), "{path}");
+    }
+
+    #[test]
+    fn an_ambiguous_session_refuses_unqualified_paths_naming_the_workspaces() {
+        let err = check("plans/a.md", Own::Ambiguous).unwrap_err().to_string();
+        assert!(
+            err.starts_with("no workspace \"plans\" — workspaces: default, notes, work"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_ambiguous_session_still_reaches_qualified_paths() {
+        assert_eq!(check("notes/a.md", Own::Ambiguous).unwrap(), "notes/a.md");
+    }
+
+    fn answer(reason: Reason, project: bool) -> Answer {
+        Answer {
+            workspace: "w".into(),
+            reason,
+            directory: "/p".into(),
+            project: project.then(|| PathBuf::from("/p")),
+            project_file: None,
+            proposal: None,
+            notes: vec![],
+        }
+    }
+
+    #[rstest]
+    #[case::root_gives_its_home(Reason::Root, true, 3, Own::Home("w".into()))]
+    #[case::argument_without_project_gives_its_home(Reason::Argument, false, 3, Own::Home("w".into()))]
+    #[case::no_project_gives_scratch(Reason::Active, false, 3, Own::Scratch)]
+    #[case::a_defaulted_project_among_several_is_ambiguous(
+        Reason::UnassignedSetting,
+        true,
+        2,
+        Own::Ambiguous
+    )]
+    #[case::a_defaulted_project_with_one_workspace_uses_it(Reason::Active, true, 1, Own::Home("w".into()))]
+    fn the_own_folder_follows_the_reason(
+        #[case] reason: Reason,
+        #[case] project: bool,
+        #[case] count: usize,
+        #[case] expect: Own,
+    ) {
+        assert_eq!(own_folder(&answer(reason, project), count), expect);
+    }
+}

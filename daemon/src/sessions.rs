@@ -1,0 +1,194 @@
+//! Agent sessions: one per `berth-mcp` process. The daemon makes each
+//! session's id, keeps its pinned resolution, and learns when it ends (the
+//! shim holds a stream open; its end is the session's end).
+//!
+//! **Architecture Invariant:** a session's pin changes only through its own
+//! `use_workspace`; a switch of the active workspace never moves it.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use crate::caller::Caller;
+use crate::device::Device;
+use crate::error::BerthError;
+use crate::resolve::{Answer, Mode};
+use crate::store::NewSession;
+
+/// A live session.
+#[derive(Debug, Clone)]
+pub struct Session {
+    /// The daemon-made id (hex; also its scratch folder's name).
+    pub id: String,
+    /// Who the session is: its directory and forwarded environment.
+    pub caller: Caller,
+    /// The pinned resolution.
+    pub pin: Answer,
+    /// `CLAUDE_CODE_SESSION_ID`, linking it to the same session's hooks.
+    pub client_session_id: String,
+    /// Whether the session already returned a tool result (the notice goes
+    /// on the first one only).
+    pub answered: bool,
+}
+
+/// The live sessions.
+#[derive(Debug, Default)]
+pub struct Sessions {
+    live: Mutex<HashMap<String, Session>>,
+}
+
+/// What a shim sent to register.
+#[derive(Debug, Default, Clone)]
+pub struct Registration {
+    /// MCP client info.
+    pub client_name: String,
+    /// MCP client info.
+    pub client_version: String,
+    /// `CLAUDE_CODE_SESSION_ID`.
+    pub client_session_id: String,
+    /// Re-registering after a daemon restart: the old id and pin.
+    pub resume: Option<(String, Answer)>,
+}
+
+/// A fresh session id: 16 random hex digits.
+fn new_id() -> String {
+    let mut bytes = [0u8; 8];
+    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
+        use std::io::Read;
+        let _ = f.read_exact(&mut bytes);
+    }
+    if bytes == [0; 8] {
+        // No /dev/urandom: time and pid still make ids unique per daemon.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        bytes = ((nanos as u64) ^ u64::from(std::process::id()).rotate_left(32)).to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether `id` looks like one this daemon makes (so it is safe as a folder name).
+pub fn valid_id(id: &str) -> bool {
+    id.len() == 16
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+}
+
+pub(crate) fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or_default()
+}
+
+impl Device {
+    /// Registers a session: resolves its directory in agent mode and pins the
+    /// answer, or re-adopts a session a restarted daemon lost, with its pin.
+    pub fn open_session(&self, caller: Caller, reg: Registration) -> Result<Session, BerthError> {
+        let (id, pin, answered) = match reg.resume {
+            Some((id, pin)) if valid_id(&id) => (id, pin, true),
+            Some((id, _)) => {
+                return Err(BerthError::invalid(format!(
+                    "{id:?} is not a berth session id"
+                )));
+            }
+            None => (
+                new_id(),
+                self.resolve(&caller, "", None, Mode::Agent)?,
+                false,
+            ),
+        };
+        self.store.upsert_session(&NewSession {
+            id: &id,
+            cwd: &caller.cwd,
+            client_name: &reg.client_name,
+            client_version: &reg.client_version,
+            client_session_id: &reg.client_session_id,
+            workspace: &pin.workspace,
+            reason: pin.reason.as_str(),
+            project: pin.project.as_deref(),
+        })?;
+        let session = Session {
+            id: id.clone(),
+            caller,
+            pin,
+            client_session_id: reg.client_session_id,
+            answered,
+        };
+        tracing::info!(session = %id, workspace = %session.pin.workspace, reason = %session.pin.reason, "session opened");
+        self.sessions
+            .live
+            .lock()
+            .expect("sessions")
+            .insert(id, session.clone());
+        Ok(session)
+    }
+
+    /// The session's end (its shim went away).
+    pub fn close_session(&self, id: &str) {
+        self.sessions.live.lock().expect("sessions").remove(id);
+        if let Err(e) = self.store.end_session(id, now_secs()) {
+            tracing::warn!(session = id, error = %e, "could not record the session's end");
+        }
+        tracing::info!(session = id, "session ended");
+    }
+
+    /// A live session.
+    pub fn session(&self, id: &str) -> Result<Session, BerthError> {
+        self.sessions
+            .live
+            .lock()
+            .expect("sessions")
+            .get(id)
+            .cloned()
+            .ok_or_else(|| {
+                BerthError::not_found(format!(
+                    "no live session {id:?}; restart the MCP server (berth-mcp) so it registers again"
+                ))
+            })
+    }
+
+    /// Re-pins a session (its own `use_workspace`).
+    pub(crate) fn repin(&self, id: &str, pin: Answer) -> Result<(), BerthError> {
+        self.store
+            .repin_session(id, &pin.workspace, pin.reason.as_str())?;
+        if let Some(s) = self.sessions.live.lock().expect("sessions").get_mut(id) {
+            s.pin = pin;
+        }
+        Ok(())
+    }
+
+    /// The notice to put before this session's result, if this is its first
+    /// result and the question was not already asked (by its session-start
+    /// hook, linked through the client's session id).
+    pub(crate) fn take_notice(&self, id: &str) -> Result<Option<String>, BerthError> {
+        let session = {
+            let mut live = self.sessions.live.lock().expect("sessions");
+            let Some(s) = live.get_mut(id) else {
+                return Ok(None);
+            };
+            if s.answered {
+                return Ok(None);
+            }
+            s.answered = true;
+            s.clone()
+        };
+        let reg = self.registry();
+        let Some(text) = crate::notice::notice(&session.pin, &reg.names()) else {
+            return Ok(None);
+        };
+        if !session.client_session_id.is_empty()
+            && !self.store.take_ask(&session.client_session_id)?
+        {
+            return Ok(None);
+        }
+        Ok(Some(text))
+    }
+
+    /// The session's scratch folder (not created here).
+    pub fn scratch_dir(&self, id: &str) -> PathBuf {
+        self.data_dir.join("scratch").join(id)
+    }
+}
