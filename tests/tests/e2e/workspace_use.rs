@@ -1,1 +1,180 @@
-//! TODO
+//! `berth workspace use [W] [--allow-overlap]` (SPEC §10, §5).
+
+use std::path::Path;
+
+use berth_tests::{TestEnv, names};
+use serde_json::json;
+
+fn project_file_of(dir: &Path) -> std::path::PathBuf {
+    dir.join(".berth/workspace.json")
+}
+
+fn read_json(p: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+#[test]
+fn in_a_git_project_it_creates_approves_and_writes_the_file_at_the_project() {
+    let env = TestEnv::new();
+    let repo = env.git_root(env.dir("proj/repo"));
+    let sub = env.dir("proj/repo/src/deep");
+    let out = env.json_in(&sub, ["workspace", "use", "app"]);
+    let file = project_file_of(&repo);
+    assert_eq!(out["workspace"], "app");
+    assert_eq!(out["folder"], json!(repo));
+    assert_eq!(out["created"], true);
+    assert_eq!(out["root_added"], true);
+    assert_eq!(out["project_file"], json!(file));
+    assert!(
+        out["notes"].to_string().contains("committing it"),
+        "the note must leave committing to the user: {out}"
+    );
+    assert_eq!(read_json(&file), json!({"workspace": "app"}));
+    assert!(!sub.join(".berth").exists());
+    assert_eq!(env.json(["workspace", "show", "app"])["roots"], json!([repo]));
+    let r = env.json_in(&sub, ["resolve"]);
+    assert_eq!((r["workspace"].as_str(), r["reason"].as_str()), (Some("app"), Some("project-file")));
+    assert_eq!(out["resolution"], r);
+    // The active workspace is not switched.
+    assert_eq!(env.json(["workspace", "list"])["active"], "default");
+}
+
+#[test]
+fn using_it_again_changes_nothing() {
+    let env = TestEnv::new();
+    let repo = env.git_root(env.dir("proj/repo"));
+    env.json_in(&repo, ["workspace", "use", "app"]);
+    let again = env.json_in(&repo, ["workspace", "use", "app"]);
+    assert_eq!(again["created"], false);
+    assert_eq!(again["root_added"], false);
+    assert_eq!(again["project_file"], json!(null), "{again}");
+    assert_eq!(env.json(["root", "list"])["roots"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn in_a_plain_folder_it_uses_the_cwd_itself() {
+    let env = TestEnv::new();
+    env.dir("proj/plain");
+    let cwd = env.dir("proj/plain/here");
+    let out = env.json_in(&cwd, ["workspace", "use", "notes"]);
+    assert_eq!(out["folder"], json!(cwd));
+    assert_eq!(read_json(&project_file_of(&cwd)), json!({"workspace": "notes"}));
+    assert!(!env.dir("proj/plain").join(".berth").exists());
+    let r = env.json_in(&cwd, ["resolve"]);
+    assert_eq!(r["reason"], "project-file");
+    assert_eq!(r["project"], json!(cwd));
+}
+
+#[test]
+fn an_existing_workspace_is_used_not_recreated() {
+    let env = TestEnv::new();
+    env.json(["workspace", "create", "app"]);
+    let repo = env.git_root(env.dir("proj/repo"));
+    let out = env.json_in(&repo, ["workspace", "use", "app"]);
+    assert_eq!(out["created"], false);
+    assert_eq!(out["root_added"], true);
+}
+
+#[test]
+fn a_folder_already_inside_a_root_of_the_workspace_gets_no_new_root() {
+    let env = TestEnv::new();
+    env.json(["workspace", "create", "app"]);
+    let outer = env.dir("proj/mono");
+    env.json(["root", "add", "app", outer.to_str().unwrap()]);
+    let pkg = env.git_root(env.dir("proj/mono/pkg"));
+    let out = env.json_in(&pkg, ["workspace", "use", "app"]);
+    assert_eq!(out["root_added"], false);
+    assert_eq!(env.json(["root", "list"])["roots"], json!([{"workspace": "app", "path": outer}]));
+    assert_eq!(env.json_in(&pkg, ["resolve"])["reason"], "project-file");
+}
+
+fn assert_nothing_changed(env: &TestEnv, dir: &Path, ws: &str) {
+    assert!(!names(&env.json(["workspace", "list"])).contains(&ws.to_string()));
+    assert!(
+        !dir.join(".berth").exists(),
+        "a refused use wrote a file:\n{}",
+        env.listing()
+    );
+}
+
+#[test]
+fn in_the_home_it_is_refused_and_changes_nothing() {
+    let env = TestEnv::new();
+    let home = env.home();
+    let _ = env
+        .run_in(&home, ["workspace", "use", "mine"])
+        .failure(1)
+        .stderr_has(&["home directory"]);
+    assert_nothing_changed(&env, &home, "mine");
+    assert_eq!(env.json(["root", "list"]), json!({"roots": []}));
+}
+
+#[test]
+fn at_the_filesystem_root_or_an_ancestor_of_the_home_it_is_refused() {
+    let env = TestEnv::new();
+    for dir in [Path::new("/"), env.root()] {
+        let _ = env
+            .run_in(dir, ["workspace", "use", "mine"])
+            .failure(1);
+        assert!(!names(&env.json(["workspace", "list"])).contains(&"mine".to_string()));
+    }
+    assert!(!env.root().join(".berth").exists());
+    assert!(!Path::new("/.berth").exists());
+}
+
+#[test]
+fn an_overlap_is_refused_with_nothing_changed_until_allow_overlap() {
+    let env = TestEnv::new();
+    env.json(["workspace", "create", "a"]);
+    let outer = env.dir("proj/o");
+    env.json(["root", "add", "a", outer.to_str().unwrap()]);
+    let repo = env.git_root(env.dir("proj/o/inner"));
+
+    let _ = env
+        .run_in(&repo, ["workspace", "use", "b"])
+        .failure(1)
+        .stderr_has(&["workspace \"a\"", outer.to_str().unwrap(), "--allow-overlap"]);
+    assert_nothing_changed(&env, &repo, "b");
+    assert_eq!(
+        env.json(["root", "list"]),
+        json!({"roots": [{"workspace": "a", "path": outer}]})
+    );
+
+    let out = env.json_in(&repo, ["workspace", "use", "b", "--allow-overlap"]);
+    assert_eq!(out["created"], true);
+    assert_eq!(out["root_added"], true);
+    assert_eq!(read_json(&project_file_of(&repo)), json!({"workspace": "b"}));
+    let r = env.json_in(&repo, ["resolve"]);
+    assert_eq!((r["workspace"].as_str(), r["reason"].as_str()), (Some("b"), Some("project-file")));
+}
+
+#[test]
+fn an_invalid_name_is_refused_with_nothing_written() {
+    let env = TestEnv::new();
+    let repo = env.git_root(env.dir("proj/repo"));
+    let _ = env
+        .run_in(&repo, ["workspace", "use", "Bad"])
+        .failure(1)
+        .stderr_has(&["invalid workspace name"]);
+    assert!(!repo.join(".berth").exists());
+}
+
+#[test]
+fn other_keys_of_an_existing_project_file_are_kept() {
+    let env = TestEnv::new();
+    let repo = env.git_root(env.dir("proj/repo"));
+    let file = env.project_file(&repo, r#"{"workspace": "old", "comment": "ours"}"#);
+    env.json_in(&repo, ["workspace", "use", "new"]);
+    assert_eq!(read_json(&file), json!({"workspace": "new", "comment": "ours"}));
+}
+
+#[test]
+fn without_a_name_and_without_a_terminal_it_is_a_usage_error() {
+    let env = TestEnv::new();
+    let repo = env.git_root(env.dir("proj/repo"));
+    let _ = env
+        .run_in(&repo, ["workspace", "use"])
+        .failure(2)
+        .stderr_has(&["berth workspace use <name>"]);
+    assert!(!repo.join(".berth").exists());
+}
