@@ -1,1 +1,206 @@
-//! TODO
+//! Project files (SPEC §3): a bad file is ignored with a note naming it, and a
+//! file that travelled with a repository only proposes.
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use berth_tests::TestEnv;
+use rstest::rstest;
+use serde_json::json;
+
+/// How to put a bad project file in place.
+#[derive(Debug, Clone, Copy)]
+enum Bad {
+    Bytes(&'static [u8]),
+    Huge,
+    Fifo,
+    Directory,
+    SymlinkToDevZero,
+}
+
+fn plant(file: &Path, bad: Bad) {
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    match bad {
+        Bad::Bytes(b) => std::fs::write(file, b).unwrap(),
+        Bad::Huge => {
+            // Valid JSON naming a real workspace, padded to 200 KB.
+            let mut s = String::from(r#"{"workspace": "w", "pad": ""#);
+            s.push_str(&" ".repeat(200 * 1024));
+            s.push_str("\"}");
+            std::fs::write(file, s).unwrap();
+        }
+        Bad::Fifo => {
+            let c = CString::new(file.as_os_str().as_bytes()).unwrap();
+            // SAFETY: a valid NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
+        }
+        Bad::Directory => std::fs::create_dir(file).unwrap(),
+        Bad::SymlinkToDevZero => std::os::unix::fs::symlink("/dev/zero", file).unwrap(),
+    }
+}
+
+#[rstest]
+#[case::invalid_json(Bad::Bytes(br#"{"workspace": "w""#), "not valid JSON")]
+#[case::not_utf8(Bad::Bytes(b"{\"workspace\": \"\xff\"}"), "UTF-8")]
+#[case::empty(Bad::Bytes(b""), "not valid JSON")]
+#[case::a_number_for_the_name(Bad::Bytes(br#"{"workspace": 7}"#), "a number")]
+#[case::an_array(Bad::Bytes(br#"["w"]"#), "an array")]
+#[case::no_workspace_key(Bad::Bytes(br#"{"name": "w"}"#), "no \"workspace\" key")]
+#[case::an_invalid_name(Bad::Bytes(br#"{"workspace": "W W"}"#), "invalid workspace name")]
+#[case::a_200_kb_file(Bad::Huge, "larger than 64 KiB")]
+#[case::a_fifo(Bad::Fifo, "not a regular file")]
+#[case::a_directory(Bad::Directory, "not a regular file")]
+#[case::a_symlink_to_dev_zero(Bad::SymlinkToDevZero, "")]
+fn a_bad_project_file_is_ignored_with_a_note_naming_it(#[case] bad: Bad, #[case] why: &str) {
+    let env = TestEnv::new();
+    env.json(["workspace", "create", "w"]);
+    let repo = env.git_root(env.dir("proj/repo"));
+    let file = repo.join(".berth/workspace.json");
+    plant(&file, bad);
+    let sub = env.dir("proj/repo/src");
+    for args in [&["resolve"][..], &["resolve", "--agent"][..]] {
+        let run = env.run_in(&sub, [&["--json"][..], args].concat()).success();
+        assert!(
+            run.elapsed < Duration::from_secs(10),
+            "resolving took {:?}",
+            run.elapsed
+        );
+        let r = run.json();
+        assert_eq!(
+            (r["workspace"].as_str(), r["reason"].as_str()),
+            (Some("default"), Some("active")),
+            "{r:#}"
+        );
+        assert_eq!(r["project"], json!(repo), "{r:#}");
+        assert_eq!(r["project_file"], json!(null), "{r:#}");
+        assert_eq!(r["proposal"], json!(null), "{r:#}");
+        let notes: Vec<&str> = r["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap())
+            .collect();
+        assert_eq!(notes.len(), 1, "{r:#}");
+        assert!(
+            notes[0].contains(file.to_str().unwrap()) && notes[0].contains(why),
+            "the note must name {} and say {why:?}: {:?}",
+            file.display(),
+            notes[0]
+        );
+    }
+    // The text output carries the note too.
+    let text = env.run_in(&sub, ["resolve"]).success().stdout();
+    assert!(text.contains(&format!("note: ignored {}", file.display())), "{text}");
+    // The daemon is still healthy afterwards.
+    assert_eq!(env.daemon_pids().len(), 1);
+}
+
+#[test]
+fn a_bad_nearer_file_does_not_hide_an_approved_farther_one() {
+    let env = TestEnv::new();
+    let mono = env.dir("proj/mono");
+    env.json_in(&mono, ["workspace", "use", "w"]);
+    let pkg = env.git_root(env.dir("proj/mono/pkg"));
+    let bad = env.project_file(&pkg, "{oops");
+    let r = env.json_in(&pkg, ["resolve"]);
+    assert_eq!(
+        (r["workspace"].as_str(), r["reason"].as_str()),
+        (Some("w"), Some("project-file")),
+        "{r:#}"
+    );
+    assert_eq!(r["project_file"], json!(mono.join(".berth/workspace.json")));
+    assert!(r["notes"][0].as_str().unwrap().contains(bad.to_str().unwrap()), "{r:#}");
+}
+
+/// `proj/orig` approved for `w`; `proj/clone` a fresh clone of it (its
+/// `.git` and its committed project file), elsewhere on the disk.
+fn cloned() -> (TestEnv, PathBuf, PathBuf) {
+    let env = TestEnv::new();
+    let orig = env.git_root(env.dir("proj/orig"));
+    env.json_in(&orig, ["workspace", "use", "w"]);
+    let clone = env.git_root(env.dir("proj/clone"));
+    let file = env.project_file(&clone, std::fs::read(orig.join(".berth/workspace.json")).unwrap());
+    (env, clone, file)
+}
+
+#[test]
+fn a_cloned_repositorys_file_naming_an_existing_workspace_only_proposes() {
+    let (env, clone, file) = cloned();
+    let sub = env.dir("proj/clone/src");
+    for agent in [false, true] {
+        let mut cmd = env.berth_in(&sub, ["--json", "resolve"]);
+        if agent {
+            cmd.arg("--agent");
+        }
+        let r = env.run(cmd).success().json();
+        assert_eq!(r["workspace"], "default", "{r:#}");
+        assert_eq!(r["reason"], "active", "{r:#}");
+        assert_ne!(r["reason"], "project-file");
+        assert_eq!(r["proposal"], "w", "{r:#}");
+        assert_eq!(r["project"], json!(clone));
+        assert_eq!(r["project_file"], json!(file));
+        let notes = r["notes"].to_string();
+        assert!(
+            notes.contains(file.to_str().unwrap()) && notes.contains("berth workspace use w"),
+            "the note must name the file and say how to approve it: {r:#}"
+        );
+    }
+    // Claims do not honour it either: the clone is nobody's.
+    let c = env.json(["claim", "--cwd", sub.to_str().unwrap(), "--workspace", "default"]);
+    assert_eq!(c["allowed"], true, "{c}");
+    // Nothing was written or approved by resolving.
+    assert_eq!(env.json(["workspace", "show", "w"])["roots"], json!([env.dir("proj/orig")]));
+}
+
+#[test]
+fn workspace_use_confirms_a_cloned_proposal() {
+    let (env, clone, file) = cloned();
+    let before = std::fs::read(&file).unwrap();
+    let out = env.json_in(&clone, ["workspace", "use", "w"]);
+    assert_eq!(out["created"], false);
+    assert_eq!(out["root_added"], true);
+    assert_eq!(std::fs::read(&file).unwrap(), before, "the file already said w");
+    let r = env.json_in(env.dir("proj/clone/src"), ["resolve"]);
+    assert_eq!(
+        r,
+        json!({
+            "workspace": "w",
+            "reason": "project-file",
+            "directory": env.dir("proj/clone/src"),
+            "project": clone,
+            "project_file": file,
+            "proposal": null,
+            "notes": [],
+        })
+    );
+}
+
+#[test]
+fn a_proposal_inside_another_workspaces_root_leaves_the_root_in_charge() {
+    let (env, _clone, file) = cloned();
+    env.json(["workspace", "create", "v"]);
+    let ws = env.dir("proj/work");
+    env.json(["root", "add", "v", ws.to_str().unwrap()]);
+    let inner = env.git_root(env.dir("proj/work/clone2"));
+    env.project_file(&inner, std::fs::read(&file).unwrap());
+    let r = env.json_in(&inner, ["resolve"]);
+    assert_eq!(
+        (r["workspace"].as_str(), r["reason"].as_str(), r["proposal"].as_str()),
+        (Some("v"), Some("root"), Some("w")),
+        "{r:#}"
+    );
+}
+
+#[test]
+fn a_file_naming_an_unknown_workspace_proposes_it() {
+    let env = TestEnv::new();
+    let repo = env.git_root(env.dir("proj/repo"));
+    let file = env.project_file(&repo, r#"{"workspace": "newcomer"}"#);
+    let r = env.json_in(&repo, ["resolve"]);
+    assert_eq!(r["proposal"], "newcomer", "{r:#}");
+    assert_eq!(r["reason"], "active");
+    assert_eq!(r["project_file"], json!(file));
+    assert!(r["notes"].to_string().contains("does not exist"), "{r:#}");
+}
