@@ -34,6 +34,8 @@ pub enum Command {
     Setting(SettingCommand),
     /// List the workspaces that may learn a conversation with these working directories.
     Claim(commands::claim::ClaimArgs),
+    /// Show how a tool path resolves: which workspace's folder, and where.
+    Path(commands::path::PathArgs),
     /// Start, stop or inspect the daemon.
     #[command(subcommand)]
     Daemon(DaemonCommand),

@@ -23,6 +23,7 @@ pub mod walk;
 
 // The daemon around it.
 pub mod atomic;
+pub mod cache;
 pub mod caller;
 pub mod device;
 pub mod error;
@@ -36,6 +37,7 @@ pub mod lifecycle;
 pub mod lock;
 pub mod logging;
 pub mod roots;
+pub mod scratch;
 pub mod server;
 pub mod sessions;
 pub mod settings;
@@ -43,4 +45,5 @@ pub mod socket;
 pub mod store;
 pub mod tools;
 pub mod use_workspace;
+pub mod watch;
 pub mod workspaces;

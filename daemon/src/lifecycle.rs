@@ -116,6 +116,12 @@ async fn serve(
     let bound = BoundSocket::bind(&socket, uid)
         .await
         .map_err(|e| e.to_string())?;
+    // No session is connected before the socket exists: those the store still
+    // calls open are taken as ended now (a shim that re-registers reopens its).
+    if let Err(e) = device.store.end_open_sessions(crate::sessions::now_secs()) {
+        tracing::warn!(error = %e, "could not close the sessions of the last run");
+    }
+    tokio::spawn(sweep_periodically(device.clone()));
     let (incoming, _socket_guard) = bound.incoming(uid);
     let service = crate::server::service(device.clone());
     let server = tonic::transport::Server::builder()
@@ -163,4 +169,18 @@ fn create_data_dir(dir: &std::path::Path) -> Result<(), String> {
         return Err(format!("the data directory {dir:?} is not a directory"));
     }
     Ok(())
+}
+
+/// Sweeps scratch folders at start and every hour after.
+async fn sweep_periodically(device: Arc<Device>) {
+    let mut every = tokio::time::interval(Duration::from_secs(3600));
+    loop {
+        every.tick().await;
+        let d = device.clone();
+        let swept =
+            tokio::task::spawn_blocking(move || d.sweep_scratch(crate::sessions::now_secs())).await;
+        if let Ok(Err(e)) = swept {
+            tracing::warn!(error = %e, "sweeping scratch folders failed");
+        }
+    }
 }

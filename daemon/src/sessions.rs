@@ -187,6 +187,17 @@ impl Device {
         Ok(Some(text))
     }
 
+    /// The ids of the sessions connected now.
+    pub fn live_session_ids(&self) -> std::collections::HashSet<String> {
+        self.sessions
+            .live
+            .lock()
+            .expect("sessions")
+            .keys()
+            .cloned()
+            .collect()
+    }
+
     /// The session's scratch folder (not created here).
     pub fn scratch_dir(&self, id: &str) -> PathBuf {
         self.data_dir.join("scratch").join(id)

@@ -1,0 +1,57 @@
+//! `berth path PATH [--cwd DIR]`: how a tool path resolves (SPEC §7).
+
+use std::path::PathBuf;
+
+use berth_proto::pb;
+use clap::Args;
+
+use crate::context::Ctx;
+use crate::output::{self, CliError};
+
+/// Arguments of `berth path`.
+#[derive(Args, Debug)]
+pub struct PathArgs {
+    /// A tool path: `/`, `./x`, `<workspace>/x`, an absolute path, or an unqualified one.
+    pub path: String,
+    /// Resolve as a session in this directory would (default: the current directory).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+}
+
+/// Runs `berth path`.
+pub async fn cmd_path(ctx: &mut Ctx, args: PathArgs) -> Result<(), CliError> {
+    let mut caller = ctx.caller()?;
+    if let Some(cwd) = args.cwd {
+        let cwd = std::path::absolute(&cwd)
+            .map_err(|e| CliError::failed(format!("--cwd {}: {e}", cwd.display())))?;
+        caller.cwd = crate::context::utf8(cwd.into_os_string(), "--cwd")?;
+    }
+    let req = pb::QualifyPathRequest {
+        caller: Some(caller),
+        path: args.path,
+        session_id: String::new(),
+    };
+    let reply = ctx
+        .conn()
+        .await?
+        .call(|mut c| {
+            let req = req.clone();
+            async move { c.qualify_path(req).await }
+        })
+        .await?;
+    if ctx.json {
+        return output::json(&serde_json::json!({
+            "qualified": reply.qualified,
+            "absolute": output::nullable(&reply.absolute),
+            "workspace": output::nullable(&reply.workspace),
+        }));
+    }
+    let mut s = format!("{}\n", reply.qualified);
+    if !reply.absolute.is_empty() {
+        s.push_str(&format!("absolute: {}\n", reply.absolute));
+    }
+    if reply.qualified.starts_with("./") {
+        s.push_str("(in the scratch folder an agent session here would get)\n");
+    }
+    output::text(&s)
+}

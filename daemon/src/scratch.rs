@@ -1,0 +1,199 @@
+//! Sweeping scratch folders (SPEC §6): a session without a project gets
+//! `<data>/scratch/<session-id>`; once the session has ended and
+//! `scratch.keep_hours` (default 24) have passed, the folder goes. The plan
+//! is a pure function of `now`, so tests drive a fixed clock.
+//!
+//! **Architecture Invariant:** nothing of a live session is ever swept.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::device::Device;
+use crate::error::BerthError;
+use crate::sessions::valid_id;
+use crate::store::SessionRow;
+
+/// Default grace period after a session ends.
+pub const DEFAULT_KEEP_HOURS: i64 = 24;
+
+/// A folder found under `<data>/scratch`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScratchDir {
+    /// Its name (a session id).
+    pub name: String,
+    /// Last modification, unix seconds.
+    pub mtime: i64,
+}
+
+/// What to sweep: folder names and session rows to forget.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// Folders to remove.
+    pub folders: Vec<String>,
+    /// Session rows to forget.
+    pub forget: Vec<String>,
+}
+
+/// Decides what to sweep at `now` (unix seconds).
+pub fn plan(
+    now: i64,
+    keep_hours: i64,
+    sessions: &[SessionRow],
+    dirs: &[ScratchDir],
+    live: &HashSet<String>,
+) -> Plan {
+    let keep = keep_hours.max(0) * 3600;
+    let rows: HashMap<&str, &SessionRow> = sessions.iter().map(|s| (s.id.as_str(), s)).collect();
+    let expired = |ended: i64| ended + keep <= now;
+    let mut out = Plan::default();
+    for d in dirs {
+        if !valid_id(&d.name) || live.contains(&d.name) {
+            continue;
+        }
+        let sweep = match rows.get(d.name.as_str()) {
+            Some(row) => row.ended_at.is_some_and(expired),
+            // A folder no session row knows: judge it by its age.
+            None => expired(d.mtime),
+        };
+        if sweep {
+            out.folders.push(d.name.clone());
+        }
+    }
+    for s in sessions {
+        if !live.contains(&s.id) && s.ended_at.is_some_and(expired) {
+            out.forget.push(s.id.clone());
+        }
+    }
+    out.folders.sort();
+    out.forget.sort();
+    out
+}
+
+impl Device {
+    /// Sweeps expired scratch folders at `now`; returns how many went.
+    pub fn sweep_scratch(&self, now: i64) -> Result<usize, BerthError> {
+        let keep = self
+            .store
+            .get_setting("scratch.keep_hours")?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(DEFAULT_KEEP_HOURS);
+        let root = self.data_dir.join("scratch");
+        let mut dirs = Vec::new();
+        if let Ok(entries) = std::fs::read_dir(&root) {
+            for e in entries.flatten() {
+                let Ok(meta) = e.metadata() else { continue };
+                if !meta.is_dir() {
+                    continue;
+                }
+                use std::os::unix::fs::MetadataExt;
+                if let Some(name) = e.file_name().to_str() {
+                    dirs.push(ScratchDir {
+                        name: name.to_string(),
+                        mtime: meta.mtime(),
+                    });
+                }
+            }
+        }
+        let live = self.live_session_ids();
+        let plan = plan(now, keep, &self.store.sessions()?, &dirs, &live);
+        let mut swept = 0;
+        for name in &plan.folders {
+            match std::fs::remove_dir_all(root.join(name)) {
+                Ok(()) => swept += 1,
+                Err(e) => {
+                    tracing::warn!(folder = %name, error = %e, "could not sweep a scratch folder")
+                }
+            }
+        }
+        self.store.forget_sessions(&plan.forget)?;
+        if swept > 0 {
+            tracing::info!(swept, "swept scratch folders");
+        }
+        Ok(swept)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const H: i64 = 3600;
+    const A: &str = "00000000000000aa";
+    const B: &str = "00000000000000bb";
+    const C: &str = "00000000000000cc";
+
+    fn row(id: &str, ended_at: Option<i64>) -> SessionRow {
+        SessionRow {
+            id: id.into(),
+            ended_at,
+        }
+    }
+
+    fn dir(name: &str, mtime: i64) -> ScratchDir {
+        ScratchDir {
+            name: name.into(),
+            mtime,
+        }
+    }
+
+    #[test]
+    fn a_session_ended_longer_ago_than_the_grace_is_swept_and_forgotten() {
+        let p = plan(
+            100 * H,
+            24,
+            &[row(A, Some(70 * H))],
+            &[dir(A, 0)],
+            &HashSet::new(),
+        );
+        assert_eq!(p.folders, [A]);
+        assert_eq!(p.forget, [A]);
+    }
+
+    #[test]
+    fn a_session_within_the_grace_is_kept() {
+        let p = plan(
+            100 * H,
+            24,
+            &[row(A, Some(90 * H))],
+            &[dir(A, 0)],
+            &HashSet::new(),
+        );
+        assert_eq!(p, Plan::default());
+    }
+
+    #[test]
+    fn a_live_session_is_never_swept_whatever_the_rows_say() {
+        let live = HashSet::from([A.to_string()]);
+        let p = plan(1000 * H, 0, &[row(A, Some(0))], &[dir(A, 0)], &live);
+        assert_eq!(p, Plan::default());
+    }
+
+    #[test]
+    fn a_running_session_is_kept() {
+        let p = plan(1000 * H, 0, &[row(B, None)], &[dir(B, 0)], &HashSet::new());
+        assert_eq!(p, Plan::default());
+    }
+
+    #[test]
+    fn an_orphan_folder_is_judged_by_its_age() {
+        let p = plan(
+            100 * H,
+            24,
+            &[],
+            &[dir(A, 10 * H), dir(C, 90 * H)],
+            &HashSet::new(),
+        );
+        assert_eq!(p.folders, [A]);
+    }
+
+    #[test]
+    fn folders_that_are_not_session_ids_are_left_alone() {
+        let p = plan(
+            100 * H,
+            0,
+            &[],
+            &[dir("notes", 0), dir("../x", 0)],
+            &HashSet::new(),
+        );
+        assert_eq!(p, Plan::default());
+    }
+}
