@@ -6,6 +6,9 @@
 // Auto-start, one daemon per user, crashes, signals, permissions, corrupt state (SPEC §11).
 #[path = "e2e/daemon.rs"]
 mod daemon;
+// Local homes: where `workspace create --home` may put a workspace's files (SPEC §2).
+#[path = "e2e/homes.rs"]
+mod homes;
 // Workspace create/list/show/switch/delete, names, exit codes (SPEC §2, §10).
 #[path = "e2e/workspaces.rs"]
 mod workspaces;

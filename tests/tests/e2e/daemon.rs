@@ -356,3 +356,53 @@ fn a_database_from_a_newer_berth_is_reported_with_what_to_do_and_left_byte_ident
     let bytes = std::fs::read(env.db()).unwrap();
     assert_refused_and_untouched(&env, &bytes, &["schema version 99", "Upgrade berth"]);
 }
+
+#[test]
+fn a_second_berthd_exits_and_leaves_the_first_serving() {
+    let env = TestEnv::new();
+    let _ = env.run_berth(["resolve"]).success();
+    let first = env.daemon_pid();
+    let mut cmd = env.command(bin("berthd"));
+    cmd.arg("--foreground");
+    let second = env.run(cmd);
+    assert_eq!(second.code(), Some(0), "{}", second.stderr());
+    assert_eq!(env.daemon_pids(), vec![first]);
+    assert_eq!(env.json(["daemon", "status"])["pid"], json!(first));
+}
+
+#[test]
+fn daemon_start_starts_one_and_starting_again_keeps_it() {
+    let env = TestEnv::new();
+    let started = env.json(["daemon", "start"]);
+    assert_eq!(started["running"], true);
+    let pid = env.daemon_pid();
+    assert_eq!(started["pid"], json!(pid));
+    assert_eq!(env.json(["daemon", "start"])["pid"], json!(pid));
+    assert_eq!(env.daemon_pids(), vec![pid]);
+}
+
+#[test]
+fn a_client_meeting_an_older_daemon_replaces_it() {
+    let env = TestEnv::new();
+    // `berthd` without --foreground starts a detached copy and waits for it.
+    let mut cmd = env.command(bin("berthd"));
+    cmd.args(["--advertise-version", "0.0.1"]);
+    let _ = env.run(cmd).success();
+    let old = env.daemon_pid();
+    assert_eq!(env.json(["daemon", "status"])["version"], "0.0.1");
+    let run = env.run_berth(["--json", "workspace", "list"]).success();
+    assert_eq!(run.json()["active"], "default");
+    assert!(run.stderr().contains("restarting berthd"), "{}", run.stderr());
+    let status = env.json(["daemon", "status"]);
+    assert_eq!(status["version"], VERSION);
+    assert_ne!(status["pid"], json!(old));
+    assert_eq!(env.daemon_pids().len(), 1);
+}
+
+#[test]
+fn the_daemon_logs_to_a_file_in_the_state_folder() {
+    let env = TestEnv::new();
+    let _ = env.run_berth(["resolve"]).success();
+    let log = env.log();
+    assert!(log.contains("berthd ready"), "log at {}:\n{log}", env.log_file().display());
+}

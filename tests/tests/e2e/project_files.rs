@@ -52,7 +52,7 @@ fn plant(file: &Path, bad: Bad) {
 #[case::a_200_kb_file(Bad::Huge, "larger than 64 KiB")]
 #[case::a_fifo(Bad::Fifo, "not a regular file")]
 #[case::a_directory(Bad::Directory, "not a regular file")]
-#[case::a_symlink_to_dev_zero(Bad::SymlinkToDevZero, "")]
+#[case::a_symlink_to_dev_zero(Bad::SymlinkToDevZero, "not a regular file")]
 fn a_bad_project_file_is_ignored_with_a_note_naming_it(#[case] bad: Bad, #[case] why: &str) {
     let env = TestEnv::new();
     env.json(["workspace", "create", "w"]);
