@@ -208,8 +208,8 @@ impl pb::berth_server::Berth for Service {
             socket: d.socket.display().to_string(),
             data_dir: d.data_dir.display().to_string(),
             protocol: PROTOCOL,
-            cache_entries: 0,
-            watches: 0,
+            cache_entries: d.fs.stats().entries as u64,
+            watches: d.fs.stats().watches as u64,
         }))
     }
 
@@ -271,7 +271,7 @@ impl pb::berth_server::Berth for Service {
         let r = req.into_inner();
         let caller = caller_of(r.caller)?;
         let workspaces = self.device.claim(&caller, &r.cwds)?;
-        let allowed = !r.workspace.is_empty() && workspaces.iter().any(|w| *w == r.workspace);
+        let allowed = !r.workspace.is_empty() && workspaces.contains(&r.workspace);
         if !r.workspace.is_empty() && !self.device.registry().exists(&r.workspace) {
             return Err(self.device.unknown_workspace(&r.workspace).into());
         }

@@ -136,10 +136,10 @@ pub fn data_dir(env: &EnvCtx) -> Result<PathBuf, PathError> {
     if let Some(d) = &env.xdg_data_home {
         return Ok(Path::new(d).join("berth"));
     }
-    if cfg!(target_os = "macos") {
-        if let Some(home) = env.home_dir() {
-            return Ok(home.join("Library/Application Support/berth"));
-        }
+    if cfg!(target_os = "macos")
+        && let Some(home) = env.home_dir()
+    {
+        return Ok(home.join("Library/Application Support/berth"));
     }
     env.home_dir()
         .map(|h| h.join(".local/share/berth"))
