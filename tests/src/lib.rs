@@ -53,8 +53,41 @@ pub fn bin_dir() -> &'static Path {
                 dir.join(bin).display()
             );
         }
+        warn_if_stale(&dir);
         dir
     })
+}
+
+/// Says on stderr when a binary is older than the sources it is built
+/// from: `cargo test -p berth-tests` alone does not rebuild them.
+fn warn_if_stale(dir: &Path) {
+    fn newest(p: &Path) -> Option<std::time::SystemTime> {
+        let meta = std::fs::metadata(p).ok()?;
+        if meta.is_file() {
+            return meta.modified().ok();
+        }
+        std::fs::read_dir(p)
+            .ok()?
+            .flatten()
+            .filter_map(|e| newest(&e.path()))
+            .max()
+    }
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for (bin, srcs) in [
+        ("berth", &["client-cli/src", "proto/src"][..]),
+        ("berthd", &["daemon/src", "proto/src"][..]),
+    ] {
+        let built = std::fs::metadata(dir.join(bin)).and_then(|m| m.modified()).ok();
+        let src = srcs.iter().filter_map(|s| newest(&workspace.join(s))).max();
+        if let (Some(built), Some(src)) = (built, src)
+            && src > built
+        {
+            eprintln!(
+                "warning: {} is older than its sources; run `cargo build` (or `cargo test --workspace`) to test the current code",
+                dir.join(bin).display()
+            );
+        }
+    }
 }
 
 /// A workspace binary by name (`berth`, `berthd`, ...).
@@ -67,6 +100,9 @@ pub fn bin(name: &str) -> PathBuf {
 pub struct TestEnv {
     root: PathBuf,
     socket: Option<PathBuf>,
+    /// Every daemon pid seen for this env: an exiting process's environ
+    /// reads empty before it becomes a zombie, so it is recognised by pid.
+    seen: std::sync::Mutex<std::collections::BTreeSet<u32>>,
     _tmp: tempfile::TempDir,
 }
 
@@ -106,6 +142,7 @@ impl TestEnv {
         TestEnv {
             root,
             socket: None,
+            seen: Default::default(),
             _tmp: tmp,
         }
     }
@@ -295,9 +332,11 @@ impl TestEnv {
     }
 
     /// The pids of live `berthd` processes started for this environment
-    /// (their environment holds this env's `BERTH_DATA_DIR`), found in /proc.
+    /// (their environment holds this env's `BERTH_DATA_DIR`, or they were
+    /// seen so before and have not exited yet), found in /proc.
     pub fn daemon_pids(&self) -> Vec<u32> {
         let needle = format!("BERTH_DATA_DIR={}", self.data_dir().display());
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
         let mut pids = Vec::new();
         let Ok(entries) = std::fs::read_dir("/proc") else {
             return pids;
@@ -309,6 +348,10 @@ impl TestEnv {
             if !is_live_berthd(pid) {
                 continue;
             }
+            if seen.contains(&pid) {
+                pids.push(pid);
+                continue;
+            }
             let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
                 continue;
             };
@@ -316,6 +359,7 @@ impl TestEnv {
                 .split(|&b| b == 0)
                 .any(|kv| kv == needle.as_bytes())
             {
+                seen.insert(pid);
                 pids.push(pid);
             }
         }

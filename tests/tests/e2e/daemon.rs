@@ -406,3 +406,56 @@ fn the_daemon_logs_to_a_file_in_the_state_folder() {
     let log = env.log();
     assert!(log.contains("berthd ready"), "log at {}:\n{log}", env.log_file().display());
 }
+
+#[test]
+fn status_and_stop_treat_a_stale_socket_as_no_daemon() {
+    let env = TestEnv::new();
+    let _ = env.run_berth(["resolve"]).success();
+    signal(env.daemon_pid(), libc::SIGKILL);
+    env.wait_no_daemon(Duration::from_secs(5));
+    assert!(env.socket().exists());
+    assert_eq!(env.json(["daemon", "status"])["running"], false);
+    assert_eq!(env.json(["daemon", "stop"])["stopped"], false);
+    assert_eq!(env.json(["daemon", "stop", "--force"])["stopped"], false);
+    assert!(env.daemon_pids().is_empty(), "status or stop started a daemon");
+}
+
+/// A temp cleaner removed the socket of a running daemon: it holds the lock
+/// but nobody can reach it. SPEC §11: "A daemon that holds the lock but no
+/// longer answers in time is reported with how to stop it (`--force`)."
+#[test]
+fn a_daemon_whose_socket_vanished_is_reported_with_force_and_stop_force_recovers() {
+    let env = TestEnv::new();
+    env.json(["workspace", "create", "kept"]);
+    let pid = env.daemon_pid();
+    std::fs::remove_file(env.socket()).unwrap();
+    let run = env.run_berth(["workspace", "list"]).failure(1);
+    assert!(run.elapsed < Duration::from_secs(12), "took {:?}", run.elapsed);
+    let _ = run.stderr_has(&["--force"]);
+    assert_eq!(env.daemon_pids(), vec![pid], "the unreachable daemon was replaced behind its lock");
+    let _ = env.run_berth(["daemon", "stop", "--force"]).success();
+    env.wait_no_daemon(Duration::from_secs(5));
+    assert_eq!(names(&env.json(["workspace", "list"])), ["default", "kept"]);
+}
+
+#[test]
+fn concurrent_writes_from_many_clients_are_all_kept() {
+    let env = TestEnv::new();
+    let _ = env.run_berth(["resolve"]).success();
+    let children: Vec<_> = (0..16)
+        .map(|i| {
+            let mut cmd = env.berth(["workspace", "create", &format!("w{i:02}")]);
+            cmd.stdout(Stdio::null()).stderr(Stdio::piped());
+            cmd.spawn().expect("spawn")
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    signal(env.daemon_pid(), libc::SIGKILL);
+    env.wait_no_daemon(Duration::from_secs(5));
+    let mut expected = vec!["default".to_string()];
+    expected.extend((0..16).map(|i| format!("w{i:02}")));
+    assert_eq!(names(&env.json(["workspace", "list"])), expected);
+}

@@ -184,3 +184,14 @@ fn nested_roots_of_the_same_workspace_are_allowed() {
     env.json(["root", "add", "a", inner.to_str().unwrap()]);
     assert_eq!(env.json(["root", "list", "a"])["roots"].as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn a_symlink_to_the_home_is_judged_by_its_target() {
+    let env = env_with(&["a"]);
+    let link = env.dir("proj").join("to-home");
+    std::os::unix::fs::symlink(env.home(), &link).unwrap();
+    let _ = env
+        .run_berth(["root", "add", "a", link.to_str().unwrap()])
+        .failure(1)
+        .stderr_has(&["home directory"]);
+}
