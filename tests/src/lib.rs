@@ -77,7 +77,9 @@ fn warn_if_stale(dir: &Path) {
         ("berth", &["client-cli/src", "proto/src"][..]),
         ("berthd", &["daemon/src", "proto/src"][..]),
     ] {
-        let built = std::fs::metadata(dir.join(bin)).and_then(|m| m.modified()).ok();
+        let built = std::fs::metadata(dir.join(bin))
+            .and_then(|m| m.modified())
+            .ok();
         let src = srcs.iter().filter_map(|s| newest(&workspace.join(s))).max();
         if let (Some(built), Some(src)) = (built, src)
             && src > built
@@ -355,10 +357,7 @@ impl TestEnv {
             let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
                 continue;
             };
-            if environ
-                .split(|&b| b == 0)
-                .any(|kv| kv == needle.as_bytes())
-            {
+            if environ.split(|&b| b == 0).any(|kv| kv == needle.as_bytes()) {
                 seen.insert(pid);
                 pids.push(pid);
             }
@@ -483,7 +482,10 @@ pub fn describe(cmd: &Command) -> String {
     }
     for (k, v) in cmd.get_envs() {
         let k = k.to_string_lossy();
-        if matches!(k.as_ref(), "BERTH_WORKSPACE" | "BERTH_EXTRA_HOME" | "BERTH_CWD") {
+        if matches!(
+            k.as_ref(),
+            "BERTH_WORKSPACE" | "BERTH_EXTRA_HOME" | "BERTH_CWD"
+        ) {
             let _ = write!(
                 s,
                 "\n  env: {k}={}",

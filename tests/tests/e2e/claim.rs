@@ -38,19 +38,28 @@ fn claim(env: &TestEnv, rels: &[&str], extra: &[&str]) -> serde_json::Value {
 #[test]
 fn a_root_claims_its_folders() {
     let env = world();
-    assert_eq!(claim(&env, &["proj/a/x"], &[]), json!({"workspaces": ["a"]}));
+    assert_eq!(
+        claim(&env, &["proj/a/x"], &[]),
+        json!({"workspaces": ["a"]})
+    );
 }
 
 #[test]
 fn an_approved_file_beats_the_roots_around_it() {
     let env = world();
-    assert_eq!(claim(&env, &["proj/a/sub/src"], &[]), json!({"workspaces": ["c"]}));
+    assert_eq!(
+        claim(&env, &["proj/a/sub/src"], &[]),
+        json!({"workspaces": ["c"]})
+    );
 }
 
 #[test]
 fn shared_roots_claim_for_each_workspace() {
     let env = world();
-    assert_eq!(claim(&env, &["proj/shared"], &[]), json!({"workspaces": ["a", "b"]}));
+    assert_eq!(
+        claim(&env, &["proj/shared"], &[]),
+        json!({"workspaces": ["a", "b"]})
+    );
 }
 
 #[test]
@@ -65,13 +74,19 @@ fn an_unclaimed_cwd_may_be_learned_by_every_workspace() {
 #[test]
 fn mixed_owners_leave_no_workspace() {
     let env = world();
-    assert_eq!(claim(&env, &["proj/a", "proj/b"], &[]), json!({"workspaces": []}));
+    assert_eq!(
+        claim(&env, &["proj/a", "proj/b"], &[]),
+        json!({"workspaces": []})
+    );
 }
 
 #[test]
 fn an_unclaimed_cwd_does_not_narrow_a_claimed_one() {
     let env = world();
-    assert_eq!(claim(&env, &["proj/a", "proj/none"], &[]), json!({"workspaces": ["a"]}));
+    assert_eq!(
+        claim(&env, &["proj/a", "proj/none"], &[]),
+        json!({"workspaces": ["a"]})
+    );
     assert_eq!(
         claim(&env, &["proj/shared", "proj/b/x"], &[]),
         json!({"workspaces": ["b"]})

@@ -4,7 +4,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use berth_tests::{TestEnv, VERSION, bin, names, is_live_berthd, is_stopped, signal, wait_until};
+use berth_tests::{TestEnv, VERSION, bin, is_live_berthd, is_stopped, names, signal, wait_until};
 use serde_json::json;
 
 fn mode(p: &std::path::Path) -> u32 {
@@ -149,7 +149,10 @@ fn daemon_stop_leaves_no_daemon_and_state_survives_the_restart() {
     assert_eq!(out["stopped"], true, "{out}");
     env.wait_no_daemon(Duration::from_secs(5));
     assert!(!is_live_berthd(pid));
-    assert!(!env.socket().exists(), "a stopped daemon removes its socket");
+    assert!(
+        !env.socket().exists(),
+        "a stopped daemon removes its socket"
+    );
     assert_eq!(env.json(["daemon", "status"])["running"], false);
     // Stopping again is not an error: there is nothing to stop.
     assert_eq!(env.json(["daemon", "stop"])["stopped"], false);
@@ -189,7 +192,10 @@ fn the_socket_folder_is_0700_and_the_socket_0600() {
             .is_socket()
     );
     // Client and daemon agree on the derived path.
-    assert_eq!(env.json(["daemon", "status"])["socket"], json!(env.socket()));
+    assert_eq!(
+        env.json(["daemon", "status"])["socket"],
+        json!(env.socket())
+    );
 }
 
 #[test]
@@ -250,10 +256,7 @@ fn another_user_is_refused_and_the_daemon_still_serves_its_own() {
             .ok_or(())
     });
     assert!(logged.is_ok(), "log:\n{}", env.log());
-    assert_eq!(
-        env.json(["workspace", "show", "mine"])["name"],
-        "mine"
-    );
+    assert_eq!(env.json(["workspace", "show", "mine"])["name"], "mine");
     assert_eq!(env.daemon_pids(), vec![pid]);
 }
 
@@ -283,7 +286,9 @@ fn a_stopped_daemon_is_reported_with_force_and_stop_force_recovers() {
     env.json(["workspace", "create", "kept"]);
     let pid = env.daemon_pid();
     signal(pid, libc::SIGSTOP);
-    let stopped = wait_until(Duration::from_secs(5), || is_stopped(pid).then_some(()).ok_or(()));
+    let stopped = wait_until(Duration::from_secs(5), || {
+        is_stopped(pid).then_some(()).ok_or(())
+    });
     assert!(stopped.is_ok());
 
     let wedged = env.run_berth(["workspace", "list"]).failure(1);
@@ -334,7 +339,10 @@ fn assert_refused_and_untouched(env: &TestEnv, bytes: &[u8], needles: &[&str]) {
         bytes,
         "the database changed"
     );
-    assert!(env.daemon_pids().is_empty(), "a daemon runs on a bad database");
+    assert!(
+        env.daemon_pids().is_empty(),
+        "a daemon runs on a bad database"
+    );
 }
 
 #[test]
@@ -392,7 +400,11 @@ fn a_client_meeting_an_older_daemon_replaces_it() {
     assert_eq!(env.json(["daemon", "status"])["version"], "0.0.1");
     let run = env.run_berth(["--json", "workspace", "list"]).success();
     assert_eq!(run.json()["active"], "default");
-    assert!(run.stderr().contains("restarting berthd"), "{}", run.stderr());
+    assert!(
+        run.stderr().contains("restarting berthd"),
+        "{}",
+        run.stderr()
+    );
     let status = env.json(["daemon", "status"]);
     assert_eq!(status["version"], VERSION);
     assert_ne!(status["pid"], json!(old));
@@ -404,7 +416,11 @@ fn the_daemon_logs_to_a_file_in_the_state_folder() {
     let env = TestEnv::new();
     let _ = env.run_berth(["resolve"]).success();
     let log = env.log();
-    assert!(log.contains("berthd ready"), "log at {}:\n{log}", env.log_file().display());
+    assert!(
+        log.contains("berthd ready"),
+        "log at {}:\n{log}",
+        env.log_file().display()
+    );
 }
 
 #[test]
@@ -417,7 +433,10 @@ fn status_and_stop_treat_a_stale_socket_as_no_daemon() {
     assert_eq!(env.json(["daemon", "status"])["running"], false);
     assert_eq!(env.json(["daemon", "stop"])["stopped"], false);
     assert_eq!(env.json(["daemon", "stop", "--force"])["stopped"], false);
-    assert!(env.daemon_pids().is_empty(), "status or stop started a daemon");
+    assert!(
+        env.daemon_pids().is_empty(),
+        "status or stop started a daemon"
+    );
 }
 
 /// A temp cleaner removed the socket of a running daemon: it holds the lock
@@ -430,9 +449,17 @@ fn a_daemon_whose_socket_vanished_is_reported_with_force_and_stop_force_recovers
     let pid = env.daemon_pid();
     std::fs::remove_file(env.socket()).unwrap();
     let run = env.run_berth(["workspace", "list"]).failure(1);
-    assert!(run.elapsed < Duration::from_secs(12), "took {:?}", run.elapsed);
+    assert!(
+        run.elapsed < Duration::from_secs(12),
+        "took {:?}",
+        run.elapsed
+    );
     let _ = run.stderr_has(&["--force"]);
-    assert_eq!(env.daemon_pids(), vec![pid], "the unreachable daemon was replaced behind its lock");
+    assert_eq!(
+        env.daemon_pids(),
+        vec![pid],
+        "the unreachable daemon was replaced behind its lock"
+    );
     let _ = env.run_berth(["daemon", "stop", "--force"]).success();
     env.wait_no_daemon(Duration::from_secs(5));
     assert_eq!(names(&env.json(["workspace", "list"])), ["default", "kept"]);
@@ -451,7 +478,11 @@ fn concurrent_writes_from_many_clients_are_all_kept() {
         .collect();
     for c in children {
         let out = c.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     signal(env.daemon_pid(), libc::SIGKILL);
     env.wait_no_daemon(Duration::from_secs(5));

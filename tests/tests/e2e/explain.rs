@@ -31,10 +31,16 @@ fn explain_json_lists_every_directory_of_the_walk_and_the_rule() {
         ]
     );
     assert!(
-        e["stopped"].as_str().unwrap().contains(env.home().to_str().unwrap()),
+        e["stopped"]
+            .as_str()
+            .unwrap()
+            .contains(env.home().to_str().unwrap()),
         "the walk stops before the temp root, which holds the home: {e:#}"
     );
-    assert!(e["decided"].as_str().unwrap().starts_with("rule 4"), "{e:#}");
+    assert!(
+        e["decided"].as_str().unwrap().starts_with("rule 4"),
+        "{e:#}"
+    );
     let at_root = &e["steps"][2]["findings"];
     assert!(at_root.to_string().contains("a root of w"), "{e:#}");
 }
@@ -48,7 +54,10 @@ fn explain_text_draws_each_directory_and_the_decision() {
     let out = env.run_in(&sub, ["explain"]).success().stdout();
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines[0], sub.to_str().unwrap(), "{out}");
-    assert!(out.contains(&format!("  {}\n      nothing here\n", sub.display())), "{out}");
+    assert!(
+        out.contains(&format!("  {}\n      nothing here\n", sub.display())),
+        "{out}"
+    );
     assert!(out.contains(&format!("  {}\n", repo.display())), "{out}");
     assert!(out.contains("approved for app"), "{out}");
     assert!(out.contains(".git present"), "{out}");
@@ -62,12 +71,21 @@ fn explain_with_a_pin_says_rule_1_or_2() {
     env.json(["workspace", "create", "w"]);
     let d = env.dir("proj/x");
     let e = env.json_in(&d, ["explain", "--workspace", "w"]);
-    assert_eq!((e["workspace"].clone(), e["reason"].clone()), (json!("w"), json!("argument")));
-    assert!(e["decided"].as_str().unwrap().starts_with("rule 1"), "{e:#}");
+    assert_eq!(
+        (e["workspace"].clone(), e["reason"].clone()),
+        (json!("w"), json!("argument"))
+    );
+    assert!(
+        e["decided"].as_str().unwrap().starts_with("rule 1"),
+        "{e:#}"
+    );
     let mut cmd = env.berth_in(&d, ["--json", "explain"]);
     cmd.env("BERTH_WORKSPACE", "w");
     let e = env.run(cmd).success().json();
-    assert!(e["decided"].as_str().unwrap().starts_with("rule 2"), "{e:#}");
+    assert!(
+        e["decided"].as_str().unwrap().starts_with("rule 2"),
+        "{e:#}"
+    );
 }
 
 #[test]
@@ -76,5 +94,8 @@ fn explain_of_an_unassigned_folder_says_the_active_rule() {
     let d = env.dir("proj/nothing");
     let e = env.json_in(&d, ["explain"]);
     assert_eq!(e["reason"], "active");
-    assert!(e["decided"].as_str().unwrap().starts_with("rule 5"), "{e:#}");
+    assert!(
+        e["decided"].as_str().unwrap().starts_with("rule 5"),
+        "{e:#}"
+    );
 }

@@ -10,7 +10,11 @@ fn refused(env: &TestEnv, home: &str, needle: &str) {
         .failure(1)
         .stderr_has(&[needle]);
     let list = env.json(["workspace", "list"]);
-    assert_eq!(berth_tests::names(&list), ["default"], "a refused home created the workspace");
+    assert_eq!(
+        berth_tests::names(&list),
+        ["default"],
+        "a refused home created the workspace"
+    );
 }
 
 #[rstest]
@@ -30,9 +34,15 @@ fn a_relative_path_is_refused() {
     let env = TestEnv::new();
     env.dir("proj/rel");
     let _ = env
-        .run_in(env.dir("proj"), ["workspace", "create", "loc", "--home", "rel"])
+        .run_in(
+            env.dir("proj"),
+            ["workspace", "create", "loc", "--home", "rel"],
+        )
         .failure(1);
-    assert_eq!(berth_tests::names(&env.json(["workspace", "list"])), ["default"]);
+    assert_eq!(
+        berth_tests::names(&env.json(["workspace", "list"])),
+        ["default"]
+    );
 }
 
 #[test]

@@ -92,7 +92,10 @@ fn a_bad_project_file_is_ignored_with_a_note_naming_it(#[case] bad: Bad, #[case]
     }
     // The text output carries the note too.
     let text = env.run_in(&sub, ["resolve"]).success().stdout();
-    assert!(text.contains(&format!("note: ignored {}", file.display())), "{text}");
+    assert!(
+        text.contains(&format!("note: ignored {}", file.display())),
+        "{text}"
+    );
     // The daemon is still healthy afterwards.
     assert_eq!(env.daemon_pids().len(), 1);
 }
@@ -111,7 +114,13 @@ fn a_bad_nearer_file_does_not_hide_an_approved_farther_one() {
         "{r:#}"
     );
     assert_eq!(r["project_file"], json!(mono.join(".berth/workspace.json")));
-    assert!(r["notes"][0].as_str().unwrap().contains(bad.to_str().unwrap()), "{r:#}");
+    assert!(
+        r["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains(bad.to_str().unwrap()),
+        "{r:#}"
+    );
 }
 
 /// `proj/orig` approved for `w`; `proj/clone` a fresh clone of it (its
@@ -121,7 +130,10 @@ fn cloned() -> (TestEnv, PathBuf, PathBuf) {
     let orig = env.git_root(env.dir("proj/orig"));
     env.json_in(&orig, ["workspace", "use", "w"]);
     let clone = env.git_root(env.dir("proj/clone"));
-    let file = env.project_file(&clone, std::fs::read(orig.join(".berth/workspace.json")).unwrap());
+    let file = env.project_file(
+        &clone,
+        std::fs::read(orig.join(".berth/workspace.json")).unwrap(),
+    );
     (env, clone, file)
 }
 
@@ -148,10 +160,19 @@ fn a_cloned_repositorys_file_naming_an_existing_workspace_only_proposes() {
         );
     }
     // Claims do not honour it either: the clone is nobody's.
-    let c = env.json(["claim", "--cwd", sub.to_str().unwrap(), "--workspace", "default"]);
+    let c = env.json([
+        "claim",
+        "--cwd",
+        sub.to_str().unwrap(),
+        "--workspace",
+        "default",
+    ]);
     assert_eq!(c["allowed"], true, "{c}");
     // Nothing was written or approved by resolving.
-    assert_eq!(env.json(["workspace", "show", "w"])["roots"], json!([env.dir("proj/orig")]));
+    assert_eq!(
+        env.json(["workspace", "show", "w"])["roots"],
+        json!([env.dir("proj/orig")])
+    );
 }
 
 #[test]
@@ -161,7 +182,11 @@ fn workspace_use_confirms_a_cloned_proposal() {
     let out = env.json_in(&clone, ["workspace", "use", "w"]);
     assert_eq!(out["created"], false);
     assert_eq!(out["root_added"], true);
-    assert_eq!(std::fs::read(&file).unwrap(), before, "the file already said w");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        before,
+        "the file already said w"
+    );
     let r = env.json_in(env.dir("proj/clone/src"), ["resolve"]);
     assert_eq!(
         r,
@@ -187,7 +212,11 @@ fn a_proposal_inside_another_workspaces_root_leaves_the_root_in_charge() {
     env.project_file(&inner, std::fs::read(&file).unwrap());
     let r = env.json_in(&inner, ["resolve"]);
     assert_eq!(
-        (r["workspace"].as_str(), r["reason"].as_str(), r["proposal"].as_str()),
+        (
+            r["workspace"].as_str(),
+            r["reason"].as_str(),
+            r["proposal"].as_str()
+        ),
         (Some("v"), Some("root"), Some("w")),
         "{r:#}"
     );

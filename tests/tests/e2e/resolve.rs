@@ -68,7 +68,10 @@ fn check(rel: &str, args: &[&str], vars: &[(&str, &str)], expect: (&str, &str)) 
     let world = World::new();
     let r = world.resolve(rel, args, vars);
     assert_eq!(
-        (r["workspace"].as_str().unwrap(), r["reason"].as_str().unwrap()),
+        (
+            r["workspace"].as_str().unwrap(),
+            r["reason"].as_str().unwrap()
+        ),
         expect,
         "resolve {rel} {args:?} {vars:?}:\n{r:#}"
     );
@@ -156,13 +159,18 @@ fn the_active_workspace_follows_switch() {
     let world = World::new();
     world.env.json(["workspace", "switch", "oss"]);
     let r = world.resolve("proj/plain", &[], &[]);
-    assert_eq!((r["workspace"].as_str(), r["reason"].as_str()), (Some("oss"), Some("active")));
+    assert_eq!(
+        (r["workspace"].as_str(), r["reason"].as_str()),
+        (Some("oss"), Some("active"))
+    );
 }
 
 #[test]
 fn workspace_unassigned_is_used_by_agents_only() {
     let world = World::new();
-    world.env.json(["setting", "set", "workspace.unassigned", "unas"]);
+    world
+        .env
+        .json(["setting", "set", "workspace.unassigned", "unas"]);
     let agent = world.resolve("proj/plain/x", &["--agent"], &[]);
     assert_eq!(
         (agent["workspace"].as_str(), agent["reason"].as_str()),
@@ -191,7 +199,9 @@ fn an_unknown_pinned_workspace_is_an_error_listing_the_workspaces(
     #[case] vars: &[(&str, &str)],
 ) {
     let world = World::new();
-    let mut cmd = world.env.berth_in(world.path("proj/plain"), ["--json", "resolve"]);
+    let mut cmd = world
+        .env
+        .berth_in(world.path("proj/plain"), ["--json", "resolve"]);
     cmd.args(args);
     for (k, v) in vars {
         cmd.env(k, v);
@@ -208,7 +218,9 @@ fn the_default_directory_is_the_cwd_and_berth_cwd_overrides_it() {
     let r = world.env.json_in(world.path("proj/tree/deep"), ["resolve"]);
     assert_eq!(r["directory"], json!(world.path("proj/tree/deep")));
     assert_eq!(r["workspace"], "notes");
-    let mut cmd = world.env.berth_in(world.path("proj/plain"), ["--json", "resolve"]);
+    let mut cmd = world
+        .env
+        .berth_in(world.path("proj/plain"), ["--json", "resolve"]);
     cmd.env("BERTH_CWD", world.path("proj/tree/y"));
     let r = world.env.run(cmd).success().json();
     assert_eq!(r["directory"], json!(world.path("proj/tree/y")));

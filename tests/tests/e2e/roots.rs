@@ -40,8 +40,16 @@ fn adding_the_same_root_twice_keeps_one() {
     let env = env_with(&["a"]);
     let p = env.dir("proj/a");
     env.json(["root", "add", "a", p.to_str().unwrap()]);
-    let _ = env.run_berth(["root", "add", "a", p.to_str().unwrap()]).success();
-    assert_eq!(env.json(["root", "list", "a"])["roots"].as_array().unwrap().len(), 1);
+    let _ = env
+        .run_berth(["root", "add", "a", p.to_str().unwrap()])
+        .success();
+    assert_eq!(
+        env.json(["root", "list", "a"])["roots"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 #[test]
@@ -107,7 +115,10 @@ fn the_home_an_ancestor_of_it_and_the_filesystem_root_are_never_roots() {
     let home = env.home();
     let cases = [
         (home.to_str().unwrap().to_string(), "home directory"),
-        (env.root().to_str().unwrap().to_string(), "contains the home directory"),
+        (
+            env.root().to_str().unwrap().to_string(),
+            "contains the home directory",
+        ),
         ("/tmp".to_string(), "contains the home directory"),
         ("/".to_string(), "filesystem root"),
     ];
@@ -139,7 +150,10 @@ fn a_folder_inside_the_home_is_a_fine_root() {
     let code = env.dir("home/code/app");
     env.json(["root", "add", "a", code.to_str().unwrap()]);
     let r = env.json_in(&code, ["resolve"]);
-    assert_eq!((r["workspace"].as_str(), r["reason"].as_str()), (Some("a"), Some("root")));
+    assert_eq!(
+        (r["workspace"].as_str(), r["reason"].as_str()),
+        (Some("a"), Some("root"))
+    );
 }
 
 #[test]
@@ -182,7 +196,13 @@ fn nested_roots_of_the_same_workspace_are_allowed() {
     let inner = env.dir("proj/outer/inner");
     env.json(["root", "add", "a", outer.to_str().unwrap()]);
     env.json(["root", "add", "a", inner.to_str().unwrap()]);
-    assert_eq!(env.json(["root", "list", "a"])["roots"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        env.json(["root", "list", "a"])["roots"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
 }
 
 #[test]

@@ -8,7 +8,10 @@ const KEY: &str = "workspace.unassigned";
 #[test]
 fn an_unset_setting_reads_as_null() {
     let env = TestEnv::new();
-    assert_eq!(env.json(["setting", "get", KEY]), json!({"key": KEY, "value": null}));
+    assert_eq!(
+        env.json(["setting", "get", KEY]),
+        json!({"key": KEY, "value": null})
+    );
     let text = env.run_berth(["setting", "get", KEY]).success();
     assert!(text.stdout().is_empty(), "{}", text.stdout());
     assert!(text.stderr().contains("not set"), "{}", text.stderr());
@@ -18,11 +21,26 @@ fn an_unset_setting_reads_as_null() {
 fn set_get_and_unset_round_trip() {
     let env = TestEnv::new();
     env.json(["workspace", "create", "w"]);
-    assert_eq!(env.json(["setting", "set", KEY, "w"]), json!({"key": KEY, "value": "w"}));
-    assert_eq!(env.json(["setting", "get", KEY]), json!({"key": KEY, "value": "w"}));
-    assert_eq!(env.run_berth(["setting", "get", KEY]).success().stdout(), "w\n");
-    assert_eq!(env.json(["setting", "unset", KEY]), json!({"key": KEY, "value": null}));
-    assert_eq!(env.json(["setting", "get", KEY]), json!({"key": KEY, "value": null}));
+    assert_eq!(
+        env.json(["setting", "set", KEY, "w"]),
+        json!({"key": KEY, "value": "w"})
+    );
+    assert_eq!(
+        env.json(["setting", "get", KEY]),
+        json!({"key": KEY, "value": "w"})
+    );
+    assert_eq!(
+        env.run_berth(["setting", "get", KEY]).success().stdout(),
+        "w\n"
+    );
+    assert_eq!(
+        env.json(["setting", "unset", KEY]),
+        json!({"key": KEY, "value": null})
+    );
+    assert_eq!(
+        env.json(["setting", "get", KEY]),
+        json!({"key": KEY, "value": null})
+    );
     // Unsetting an unset setting is fine.
     env.json(["setting", "unset", KEY]);
 }
@@ -36,7 +54,11 @@ fn workspace_unassigned_must_name_an_existing_workspace() {
         .run_berth(["setting", "set", KEY, "nope"])
         .failure(1)
         .stderr_has(&["\"nope\"", "workspaces: default, w"]);
-    assert_eq!(env.json(["setting", "get", KEY])["value"], "w", "a refused set changed the value");
+    assert_eq!(
+        env.json(["setting", "get", KEY])["value"],
+        "w",
+        "a refused set changed the value"
+    );
 }
 
 #[test]
@@ -68,5 +90,8 @@ fn numeric_settings_are_validated() {
     let _ = env
         .run_berth(["setting", "set", "hooks.stop_timeout_secs", "0"])
         .failure(1);
-    assert_eq!(env.json(["setting", "get", "scratch.keep_hours"])["value"], "0");
+    assert_eq!(
+        env.json(["setting", "get", "scratch.keep_hours"])["value"],
+        "0"
+    );
 }

@@ -95,7 +95,10 @@ fn a_symlinked_path_resolves_to_its_target() {
     std::os::unix::fs::symlink(&real, &link).unwrap();
     let r = env.json(["resolve", link.to_str().unwrap()]);
     assert_eq!(r["directory"], json!(real));
-    assert_eq!((r["workspace"].as_str(), r["reason"].as_str()), (Some("w"), Some("root")));
+    assert_eq!(
+        (r["workspace"].as_str(), r["reason"].as_str()),
+        (Some("w"), Some("root"))
+    );
 }
 
 #[test]
@@ -117,10 +120,16 @@ fn the_nearest_project_file_wins_over_farther_ones() {
     env.json_in(&outer, ["workspace", "use", "v"]);
     env.json_in(&inner, ["workspace", "use", "w", "--allow-overlap"]);
     let r = env.json(["resolve", env.dir("proj/outer/inner/x").to_str().unwrap()]);
-    assert_eq!((r["workspace"].as_str(), r["reason"].as_str()), (Some("w"), Some("project-file")));
+    assert_eq!(
+        (r["workspace"].as_str(), r["reason"].as_str()),
+        (Some("w"), Some("project-file"))
+    );
     assert_eq!(r["project"], json!(inner));
     let r = env.json(["resolve", env.dir("proj/outer/y").to_str().unwrap()]);
-    assert_eq!((r["workspace"].as_str(), r["reason"].as_str()), (Some("v"), Some("project-file")));
+    assert_eq!(
+        (r["workspace"].as_str(), r["reason"].as_str()),
+        (Some("v"), Some("project-file"))
+    );
 }
 
 #[test]

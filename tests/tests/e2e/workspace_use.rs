@@ -31,9 +31,15 @@ fn in_a_git_project_it_creates_approves_and_writes_the_file_at_the_project() {
     );
     assert_eq!(read_json(&file), json!({"workspace": "app"}));
     assert!(!sub.join(".berth").exists());
-    assert_eq!(env.json(["workspace", "show", "app"])["roots"], json!([repo]));
+    assert_eq!(
+        env.json(["workspace", "show", "app"])["roots"],
+        json!([repo])
+    );
     let r = env.json_in(&sub, ["resolve"]);
-    assert_eq!((r["workspace"].as_str(), r["reason"].as_str()), (Some("app"), Some("project-file")));
+    assert_eq!(
+        (r["workspace"].as_str(), r["reason"].as_str()),
+        (Some("app"), Some("project-file"))
+    );
     assert_eq!(out["resolution"], r);
     // The active workspace is not switched.
     assert_eq!(env.json(["workspace", "list"])["active"], "default");
@@ -48,7 +54,13 @@ fn using_it_again_changes_nothing() {
     assert_eq!(again["created"], false);
     assert_eq!(again["root_added"], false);
     assert_eq!(again["project_file"], json!(null), "{again}");
-    assert_eq!(env.json(["root", "list"])["roots"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        env.json(["root", "list"])["roots"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 #[test]
@@ -58,7 +70,10 @@ fn in_a_plain_folder_it_uses_the_cwd_itself() {
     let cwd = env.dir("proj/plain/here");
     let out = env.json_in(&cwd, ["workspace", "use", "notes"]);
     assert_eq!(out["folder"], json!(cwd));
-    assert_eq!(read_json(&project_file_of(&cwd)), json!({"workspace": "notes"}));
+    assert_eq!(
+        read_json(&project_file_of(&cwd)),
+        json!({"workspace": "notes"})
+    );
     assert!(!env.dir("proj/plain").join(".berth").exists());
     let r = env.json_in(&cwd, ["resolve"]);
     assert_eq!(r["reason"], "project-file");
@@ -84,7 +99,10 @@ fn a_folder_already_inside_a_root_of_the_workspace_gets_no_new_root() {
     let pkg = env.git_root(env.dir("proj/mono/pkg"));
     let out = env.json_in(&pkg, ["workspace", "use", "app"]);
     assert_eq!(out["root_added"], false);
-    assert_eq!(env.json(["root", "list"])["roots"], json!([{"workspace": "app", "path": outer}]));
+    assert_eq!(
+        env.json(["root", "list"])["roots"],
+        json!([{"workspace": "app", "path": outer}])
+    );
     assert_eq!(env.json_in(&pkg, ["resolve"])["reason"], "project-file");
 }
 
@@ -113,9 +131,7 @@ fn in_the_home_it_is_refused_and_changes_nothing() {
 fn at_the_filesystem_root_or_an_ancestor_of_the_home_it_is_refused() {
     let env = TestEnv::new();
     for dir in [Path::new("/"), env.root()] {
-        let _ = env
-            .run_in(dir, ["workspace", "use", "mine"])
-            .failure(1);
+        let _ = env.run_in(dir, ["workspace", "use", "mine"]).failure(1);
         assert!(!names(&env.json(["workspace", "list"])).contains(&"mine".to_string()));
     }
     assert!(!env.root().join(".berth").exists());
@@ -133,7 +149,11 @@ fn an_overlap_is_refused_with_nothing_changed_until_allow_overlap() {
     let _ = env
         .run_in(&repo, ["workspace", "use", "b"])
         .failure(1)
-        .stderr_has(&["workspace \"a\"", outer.to_str().unwrap(), "--allow-overlap"]);
+        .stderr_has(&[
+            "workspace \"a\"",
+            outer.to_str().unwrap(),
+            "--allow-overlap",
+        ]);
     assert_nothing_changed(&env, &repo, "b");
     assert_eq!(
         env.json(["root", "list"]),
@@ -143,9 +163,15 @@ fn an_overlap_is_refused_with_nothing_changed_until_allow_overlap() {
     let out = env.json_in(&repo, ["workspace", "use", "b", "--allow-overlap"]);
     assert_eq!(out["created"], true);
     assert_eq!(out["root_added"], true);
-    assert_eq!(read_json(&project_file_of(&repo)), json!({"workspace": "b"}));
+    assert_eq!(
+        read_json(&project_file_of(&repo)),
+        json!({"workspace": "b"})
+    );
     let r = env.json_in(&repo, ["resolve"]);
-    assert_eq!((r["workspace"].as_str(), r["reason"].as_str()), (Some("b"), Some("project-file")));
+    assert_eq!(
+        (r["workspace"].as_str(), r["reason"].as_str()),
+        (Some("b"), Some("project-file"))
+    );
 }
 
 #[test]
@@ -165,7 +191,10 @@ fn other_keys_of_an_existing_project_file_are_kept() {
     let repo = env.git_root(env.dir("proj/repo"));
     let file = env.project_file(&repo, r#"{"workspace": "old", "comment": "ours"}"#);
     env.json_in(&repo, ["workspace", "use", "new"]);
-    assert_eq!(read_json(&file), json!({"workspace": "new", "comment": "ours"}));
+    assert_eq!(
+        read_json(&file),
+        json!({"workspace": "new", "comment": "ours"})
+    );
 }
 
 #[test]
@@ -177,4 +206,94 @@ fn without_a_name_and_without_a_terminal_it_is_a_usage_error() {
         .failure(2)
         .stderr_has(&["berth workspace use <name>"]);
     assert!(!repo.join(".berth").exists());
+}
+
+/// Runs `berth ARGS` in `dir` with its address space capped at 1 GiB (a
+/// daemon it starts inherits the cap), so a daemon that reads an endless
+/// file dies instead of eating the machine.
+fn run_with_memory_cap(env: &TestEnv, dir: &Path, args: &[&str]) -> berth_tests::Run {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = env.berth_in(dir, args);
+    // SAFETY: setrlimit is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 1 << 30,
+                rlim_max: 1 << 30,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    env.run(cmd)
+}
+
+/// A project file that is not a regular file (a FIFO, a link to /dev/zero)
+/// must neither hang nor exhaust `workspace use`: SPEC §3 ignores such a file
+/// when resolving, and `use` must not read it blindly either.
+fn use_over_a_special_file(make: impl FnOnce(&Path)) {
+    let env = TestEnv::new();
+    let _ = run_with_memory_cap(&env, &env.home(), &["daemon", "start"]).success();
+    let pid = env.daemon_pid();
+    let repo = env.git_root(env.dir("proj/repo"));
+    std::fs::create_dir_all(repo.join(".berth")).unwrap();
+    let file = project_file_of(&repo);
+    make(&file);
+    for _ in 0..2 {
+        let run = run_with_memory_cap(&env, &repo, &["--json", "workspace", "use", "w"]);
+        assert!(
+            !run.stderr().contains("did not answer"),
+            "workspace use wedged the daemon: {}",
+            run.stderr()
+        );
+        match run.code() {
+            Some(0) => {
+                let r = env.json_in(&repo, ["resolve"]);
+                assert_eq!(r["reason"], "project-file", "{r:#}");
+            }
+            Some(1) => assert!(
+                run.stderr().contains(file.to_str().unwrap()),
+                "a refusal must name the file: {}",
+                run.stderr()
+            ),
+            _ => run.fail("expected exit 0 or 1"),
+        }
+    }
+    // It never held much memory (an endless file read into memory would).
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let peak_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0);
+    assert!(
+        peak_kb < 200 * 1024,
+        "berthd's peak memory was {} MiB: it read the file into memory",
+        peak_kb / 1024
+    );
+    // The daemon still answers, and it is the same one.
+    let list = env.json(["workspace", "list"]);
+    assert_eq!(list["active"], "default");
+    assert_eq!(
+        env.daemon_pids(),
+        vec![pid],
+        "the daemon died or was replaced"
+    );
+}
+
+#[test]
+fn use_over_a_fifo_project_file_neither_hangs_nor_wedges_the_daemon() {
+    use std::os::unix::ffi::OsStrExt;
+    use_over_a_special_file(|file| {
+        let c = std::ffi::CString::new(file.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    });
+}
+
+#[test]
+fn use_over_a_project_file_linked_to_dev_zero_does_not_read_forever() {
+    use_over_a_special_file(|file| std::os::unix::fs::symlink("/dev/zero", file).unwrap());
 }

@@ -37,7 +37,13 @@ fn create_list_show_and_switch_have_the_spec_json_shapes() {
     assert_eq!(env.json(["workspace", "show", "notes"]), notes);
 
     let local = env.dir("proj/local-home");
-    let l = env.json(["workspace", "create", "loc", "--home", local.to_str().unwrap()]);
+    let l = env.json([
+        "workspace",
+        "create",
+        "loc",
+        "--home",
+        local.to_str().unwrap(),
+    ]);
     assert_eq!(l["home"], json!(local));
     assert_eq!(l["home_mode"], "local");
 
@@ -73,7 +79,10 @@ fn creating_an_existing_workspace_is_refused() {
 fn show_and_switch_of_an_unknown_workspace_fail_listing_the_workspaces() {
     let env = TestEnv::new();
     env.json(["workspace", "create", "alpha"]);
-    for args in [["workspace", "show", "nope"], ["workspace", "switch", "nope"]] {
+    for args in [
+        ["workspace", "show", "nope"],
+        ["workspace", "switch", "nope"],
+    ] {
         let _ = env
             .run_berth(args)
             .failure(1)
@@ -151,11 +160,7 @@ fn deleting_keeps_a_managed_homes_files_unless_purge() {
 
     let purged = env.json(["workspace", "delete", "purged", "--purge"]);
     assert_eq!(purged["purged"], true);
-    assert!(
-        !env.managed_home("purged").exists(),
-        "{}",
-        env.listing()
-    );
+    assert!(!env.managed_home("purged").exists(), "{}", env.listing());
     assert_eq!(names(&env.json(["workspace", "list"])), ["default"]);
 }
 
@@ -164,9 +169,18 @@ fn deleting_a_workspace_with_a_local_home_never_touches_the_folder_even_with_pur
     let env = TestEnv::new();
     let local = env.dir("proj/mine");
     std::fs::write(local.join("keep.txt"), "mine").unwrap();
-    env.json(["workspace", "create", "loc", "--home", local.to_str().unwrap()]);
+    env.json([
+        "workspace",
+        "create",
+        "loc",
+        "--home",
+        local.to_str().unwrap(),
+    ]);
     env.json(["workspace", "delete", "loc", "--purge"]);
-    assert_eq!(std::fs::read_to_string(local.join("keep.txt")).unwrap(), "mine");
+    assert_eq!(
+        std::fs::read_to_string(local.join("keep.txt")).unwrap(),
+        "mine"
+    );
 }
 
 #[test]
@@ -179,7 +193,10 @@ fn deleting_removes_the_workspaces_roots() {
     env.json(["workspace", "delete", "w"]);
     assert_eq!(env.json(["root", "list"]), json!({"roots": []}));
     let r = env.json_in(&proj, ["resolve"]);
-    assert_eq!((r["workspace"].clone(), r["reason"].clone()), (json!("default"), json!("active")));
+    assert_eq!(
+        (r["workspace"].clone(), r["reason"].clone()),
+        (json!("default"), json!("active"))
+    );
     // A new workspace of the same name starts without the old roots.
     env.json(["workspace", "create", "w"]);
     assert_eq!(env.json(["workspace", "show", "w"])["roots"], json!([]));
@@ -198,7 +215,10 @@ fn deleting_the_workspace_named_by_workspace_unassigned_resets_it() {
         "deleting another workspace must not reset it"
     );
     let out = env.json(["workspace", "delete", "w"]);
-    assert!(out["notes"].to_string().contains("workspace.unassigned"), "{out}");
+    assert!(
+        out["notes"].to_string().contains("workspace.unassigned"),
+        "{out}"
+    );
     assert_eq!(
         env.json(["setting", "get", "workspace.unassigned"]),
         json!({"key": "workspace.unassigned", "value": null})
@@ -224,7 +244,10 @@ fn clap_usage_errors_exit_2(#[case] args: &[&str]) {
     let env = TestEnv::new();
     let run = env.run_berth(args).failure(2);
     assert!(run.stdout().is_empty(), "usage errors go to stderr");
-    assert!(env.daemon_pids().is_empty(), "a usage error starts no daemon");
+    assert!(
+        env.daemon_pids().is_empty(),
+        "a usage error starts no daemon"
+    );
 }
 
 #[test]
