@@ -39,6 +39,14 @@ pub enum Command {
     /// Start, stop or inspect the daemon.
     #[command(subcommand)]
     Daemon(DaemonCommand),
+    /// Register berth's MCP server and hooks with a coding client.
+    Install(commands::install::InstallArgs),
+    /// Remove what `berth install` registered with a client.
+    Uninstall(commands::uninstall::UninstallArgs),
+    /// Print a shell completion script.
+    Completions(commands::completions::CompletionsArgs),
+    /// Print the man page, or write one page per command into a folder.
+    Man(commands::man::ManArgs),
 }
 
 #[derive(Subcommand, Debug)]

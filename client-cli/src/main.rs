@@ -5,6 +5,7 @@
 mod cli;
 mod commands;
 mod context;
+mod install;
 mod output;
 
 use std::process::ExitCode;

@@ -75,10 +75,19 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
     }
     let socket_dir = socket.parent().unwrap_or(std::path::Path::new("/"));
     paths::ensure_private_dir(socket_dir, env.uid).map_err(|e| e.to_string())?;
+    let inherited = systemd_socket();
     let lock_path = paths::lock_path(&socket);
     let Some(lock) = InstanceLock::try_acquire(&lock_path)
         .map_err(|e| format!("taking the lock {lock_path:?}: {e}"))?
     else {
+        if inherited.is_some() {
+            // Exiting quietly would make systemd start us again for the
+            // same waiting connection, over and over.
+            return Err(format!(
+                "started by systemd, but another berthd holds the lock {lock_path:?}; \
+                 stop it with `berth daemon stop` so systemd's socket takes over"
+            ));
+        }
         tracing::debug!(?lock_path, "another berthd holds the lock; exiting");
         ready.say("busy");
         return Ok(ExitCode::SUCCESS);
@@ -102,7 +111,7 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
         .enable_all()
         .build()
         .map_err(|e| format!("starting the runtime: {e}"))?;
-    let result = runtime.block_on(serve(Arc::new(device), socket, env.uid, ready));
+    let result = runtime.block_on(serve(Arc::new(device), socket, inherited, env.uid, ready));
     drop(lock);
     result.map(|()| ExitCode::SUCCESS)
 }
@@ -110,12 +119,15 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
 async fn serve(
     device: Arc<Device>,
     socket: PathBuf,
+    inherited: Option<OwnedFd>,
     uid: u32,
     ready: &mut ReadyPipe,
 ) -> Result<(), String> {
-    let bound = BoundSocket::bind(&socket, uid)
-        .await
-        .map_err(|e| e.to_string())?;
+    let bound = match inherited {
+        Some(fd) => BoundSocket::from_systemd(fd, &socket),
+        None => BoundSocket::bind(&socket, uid).await,
+    }
+    .map_err(|e| e.to_string())?;
     // No session is connected before the socket exists: those the store still
     // calls open are taken as ended now (a shim that re-registers reopens its).
     if let Err(e) = device.store.end_open_sessions(crate::sessions::now_secs()) {
@@ -154,6 +166,20 @@ async fn serve(
     }
     tracing::info!("berthd stopped");
     Ok(())
+}
+
+/// The listening socket systemd passed us (socket activation), when
+/// `LISTEN_PID` is our pid and `LISTEN_FDS` is at least 1: descriptor 3
+/// (`SD_LISTEN_FDS_START`). See docs/decisions/0009-systemd-socket-activation.md.
+fn systemd_socket() -> Option<OwnedFd> {
+    let var = |k| std::env::var(k).ok()?.trim().parse::<u32>().ok();
+    let (pid, fds) = (var("LISTEN_PID")?, var("LISTEN_FDS")?);
+    if pid != std::process::id() || fds < 1 {
+        return None;
+    }
+    // SAFETY: systemd's protocol hands descriptor 3 to this process, which
+    // opened nothing there itself; we take sole ownership of it here.
+    Some(unsafe { OwnedFd::from_raw_fd(3) })
 }
 
 /// Creates the data dir (0700 when we create it). An existing one is the

@@ -19,7 +19,9 @@ use tokio_stream::Stream;
 pub struct BoundSocket {
     listener: Listener,
     path: PathBuf,
-    inode: u64,
+    /// The socket file's inode, when the file is ours to remove at exit
+    /// (`None`: systemd's socket, which must outlive us).
+    inode: Option<u64>,
 }
 
 /// Why the socket could not be bound.
@@ -77,7 +79,73 @@ impl BoundSocket {
         Ok(BoundSocket {
             listener,
             path: path.to_path_buf(),
-            inode,
+            inode: Some(inode),
+        })
+    }
+
+    /// Takes the listening socket systemd passed us (socket activation,
+    /// `LISTEN_FDS`: the first one is descriptor 3), serving as `path`.
+    /// Refused unless it is a listening Unix stream socket. The socket file
+    /// stays when we exit: it is systemd's, and the next connection starts
+    /// us again. Call while holding the instance lock, in the runtime.
+    pub fn from_systemd(fd: std::os::fd::OwnedFd, path: &Path) -> Result<BoundSocket, BindError> {
+        use std::os::fd::AsRawFd;
+        let io_err = |source| BindError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let raw = fd.as_raw_fd();
+        let int_opt = |opt| -> io::Result<libc::c_int> {
+            let mut v: libc::c_int = 0;
+            let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+            // SAFETY: `raw` is a descriptor we own; `v` and `len` are valid
+            // for the duration of the call and sized for an int option.
+            let r = unsafe {
+                libc::getsockopt(raw, libc::SOL_SOCKET, opt, (&raw mut v).cast(), &mut len)
+            };
+            if r == 0 {
+                Ok(v)
+            } else {
+                Err(io::Error::last_os_error())
+            }
+        };
+        let not = |what: &str| {
+            io_err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "the descriptor systemd passed is not {what}; check ListenStream= in berthd.socket"
+                ),
+            ))
+        };
+        if int_opt(libc::SO_TYPE).map_err(io_err)? != libc::SOCK_STREAM {
+            return Err(not("a stream socket"));
+        }
+        if int_opt(libc::SO_ACCEPTCONN).map_err(io_err)? == 0 {
+            return Err(not("listening"));
+        }
+        // SAFETY: as above; `addr` is large enough for any socket address.
+        let family = unsafe {
+            let mut addr: libc::sockaddr_storage = std::mem::zeroed();
+            let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            if libc::getsockname(raw, (&raw mut addr).cast(), &mut len) != 0 {
+                return Err(io_err(io::Error::last_os_error()));
+            }
+            addr.ss_family
+        };
+        if libc::c_int::from(family) != libc::AF_UNIX {
+            return Err(not("a Unix socket"));
+        }
+        // Children (a hook's stop command) must not inherit it.
+        // SAFETY: plain fcntl on a descriptor we own.
+        unsafe { libc::fcntl(raw, libc::F_SETFD, libc::FD_CLOEXEC) };
+        let uds = interprocess::os::unix::uds_local_socket::tokio::Listener::try_from(fd)
+            .map_err(io_err)?;
+        let mut listener = Listener::from(uds);
+        listener.do_not_reclaim_name_on_drop();
+        Ok(BoundSocket {
+            listener,
+            path: path.to_path_buf(),
+            inode: None,
         })
     }
 
@@ -134,12 +202,15 @@ fn async_stream(listener: Listener, uid: u32) -> impl Stream<Item = io::Result<L
 /// Removes the socket file on drop, if it is still the one we bound.
 pub struct SocketGuard {
     path: PathBuf,
-    inode: u64,
+    inode: Option<u64>,
 }
 
 impl Drop for SocketGuard {
     fn drop(&mut self) {
-        if std::fs::symlink_metadata(&self.path).map(|m| m.ino()).ok() == Some(self.inode) {
+        let Some(inode) = self.inode else {
+            return;
+        };
+        if std::fs::symlink_metadata(&self.path).map(|m| m.ino()).ok() == Some(inode) {
             let _ = std::fs::remove_file(&self.path);
         }
     }

@@ -1,12 +1,16 @@
 //! One file per subcommand: its clap `Args` and a `cmd_*` function.
 
 pub mod claim;
+pub mod completions;
 pub mod daemon;
 pub mod explain;
+pub mod install;
+pub mod man;
 pub mod path;
 pub mod resolve;
 pub mod root;
 pub mod setting;
+pub mod uninstall;
 pub mod workspace;
 
 use crate::cli::{Cli, Command, DaemonCommand, RootCommand, SettingCommand, WorkspaceCommand};
@@ -50,6 +54,10 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
             DaemonCommand::Stop(a) => daemon::stop::cmd_daemon_stop(&mut ctx, a).await,
             DaemonCommand::Status => daemon::status::cmd_daemon_status(&mut ctx).await,
         },
+        Command::Install(a) => install::cmd_install(&mut ctx, a).await,
+        Command::Uninstall(a) => uninstall::cmd_uninstall(&mut ctx, a).await,
+        Command::Completions(a) => completions::cmd_completions(&mut ctx, a).await,
+        Command::Man(a) => man::cmd_man(&mut ctx, a).await,
     }
 }
 

@@ -1,0 +1,24 @@
+//! `berth completions <shell>`: a completion script, generated from the CLI's
+//! own definition.
+
+use clap::{Args, CommandFactory};
+
+use crate::cli::Cli;
+use crate::context::Ctx;
+use crate::output::{self, CliError};
+
+/// Arguments of `berth completions`.
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// Runs `berth completions`: the script goes to stdout.
+pub async fn cmd_completions(_ctx: &mut Ctx, args: CompletionsArgs) -> Result<(), CliError> {
+    let mut cmd = Cli::command();
+    let mut out = Vec::new();
+    clap_complete::generate(args.shell, &mut cmd, "berth", &mut out);
+    output::text(&String::from_utf8_lossy(&out))
+}

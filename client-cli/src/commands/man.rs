@@ -1,0 +1,73 @@
+//! `berth man [--dir DIR]`: man pages, generated from the CLI's own
+//! definition: `berth.1` on stdout, or one page per command in DIR.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, CommandFactory};
+
+use crate::cli::Cli;
+use crate::context::Ctx;
+use crate::output::{self, CliError};
+
+/// Arguments of `berth man`.
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Write `berth.1` and one page per subcommand (`berth-workspace-list.1`,
+    /// ...) into this folder instead of printing `berth.1`.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// Runs `berth man`.
+pub async fn cmd_man(ctx: &mut Ctx, args: ManArgs) -> Result<(), CliError> {
+    let cmd = Cli::command();
+    let Some(dir) = args.dir else {
+        return output::text(&render(&cmd)?);
+    };
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| CliError::failed(format!("creating {}: {e}", dir.display())))?;
+    let mut written = Vec::new();
+    write_pages(&cmd, &["berth".to_string()], &dir, &mut written)?;
+    if ctx.json {
+        return output::json(&serde_json::json!({ "pages": written }));
+    }
+    output::text(&written.iter().map(|p| format!("{p}\n")).collect::<String>())
+}
+
+/// Writes the page of `cmd` (the command line `words`) and of each of its
+/// subcommands.
+fn write_pages(
+    cmd: &clap::Command,
+    words: &[String],
+    dir: &Path,
+    written: &mut Vec<String>,
+) -> Result<(), CliError> {
+    let name = words.join("-");
+    // The page's title is the display name; the synopsis shows the words
+    // a user types.
+    let page = cmd
+        .clone()
+        .display_name(name.clone())
+        .bin_name(words.join(" "));
+    let file = dir.join(format!("{name}.1"));
+    std::fs::write(&file, render(&page)?)
+        .map_err(|e| CliError::failed(format!("writing {}: {e}", file.display())))?;
+    written.push(file.display().to_string());
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        if sub.get_name() == "help" {
+            continue;
+        }
+        let mut sub_words = words.to_vec();
+        sub_words.push(sub.get_name().to_string());
+        write_pages(sub, &sub_words, dir, written)?;
+    }
+    Ok(())
+}
+
+fn render(cmd: &clap::Command) -> Result<String, CliError> {
+    let mut out = Vec::new();
+    clap_mangen::Man::new(cmd.clone())
+        .render(&mut out)
+        .map_err(|e| CliError::failed(format!("rendering the man page: {e}")))?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}

@@ -1,0 +1,33 @@
+//! `berth uninstall <client>`: removes exactly what `berth install` added.
+
+use clap::Args;
+
+use crate::context::Ctx;
+use crate::install::files::Action;
+use crate::install::{Client, Scope};
+use crate::output::CliError;
+
+/// Arguments of `berth uninstall`.
+#[derive(Args, Debug)]
+pub struct UninstallArgs {
+    /// The client to unregister from.
+    #[arg(value_enum)]
+    pub client: Client,
+    /// Print the change as a unified diff and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The user's configuration, or the project in the current directory.
+    #[arg(long, value_enum, default_value = "user")]
+    pub scope: Scope,
+}
+
+/// Runs `berth uninstall`.
+pub async fn cmd_uninstall(ctx: &mut Ctx, args: UninstallArgs) -> Result<(), CliError> {
+    super::install::run(
+        ctx,
+        args.client,
+        args.scope,
+        args.dry_run,
+        Action::Uninstall,
+    )
+}

@@ -1,0 +1,257 @@
+//! Reading, changing, backing up and writing one config file. Every file of
+//! a registration is planned (read, parsed, changed in memory) before any is
+//! written, so a malformed file refuses the whole command and nothing is
+//! touched.
+
+use std::path::{Path, PathBuf};
+
+use super::clients::{Edit, FileSpec};
+use super::{json, toml};
+
+/// Install or uninstall.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Add berth's entries.
+    Install,
+    /// Remove them.
+    Uninstall,
+}
+
+/// One file's planned change.
+#[derive(Debug)]
+pub struct Planned {
+    /// The file (a symlink's target, when the path is a link).
+    pub path: PathBuf,
+    /// Its content now (`None`: it does not exist).
+    pub old: Option<String>,
+    /// Its content after (`None`: deleted).
+    pub new: Option<String>,
+}
+
+impl Planned {
+    /// Whether anything changes.
+    pub fn changed(&self) -> bool {
+        self.old != self.new
+    }
+
+    /// What happens, in one word.
+    pub fn action(&self) -> &'static str {
+        match (&self.old, &self.new) {
+            _ if !self.changed() => "unchanged",
+            (None, Some(_)) => "created",
+            (Some(_), None) => "removed",
+            _ => "updated",
+        }
+    }
+
+    /// A unified diff of the change ("" when nothing changes).
+    pub fn diff(&self) -> String {
+        if !self.changed() {
+            return String::new();
+        }
+        let name = self.path.display().to_string();
+        let old_name = if self.old.is_some() {
+            name.clone()
+        } else {
+            "/dev/null".into()
+        };
+        let new_name = if self.new.is_some() {
+            name
+        } else {
+            "/dev/null".into()
+        };
+        similar::TextDiff::from_lines(
+            self.old.as_deref().unwrap_or(""),
+            self.new.as_deref().unwrap_or(""),
+        )
+        .unified_diff()
+        .context_radius(3)
+        .header(&old_name, &new_name)
+        .to_string()
+    }
+
+    /// Writes the change: the old content to the backup first, then the new
+    /// content atomically (or removes the file). Returns the backup written.
+    pub fn write(&self) -> Result<Option<PathBuf>, String> {
+        if !self.changed() {
+            return Ok(None);
+        }
+        let path = &self.path;
+        let backup = match &self.old {
+            Some(old) => {
+                let b = backup_path(path);
+                std::fs::write(&b, old).map_err(|e| {
+                    format!("backing up {} to {}: {e}", path.display(), b.display())
+                })?;
+                Some(b)
+            }
+            None => None,
+        };
+        match &self.new {
+            Some(text) => {
+                write_atomic(path, text).map_err(|e| format!("writing {}: {e}", path.display()))?
+            }
+            None => std::fs::remove_file(path)
+                .map_err(|e| format!("removing {}: {e}", path.display()))?,
+        }
+        Ok(backup)
+    }
+}
+
+/// `<file>.berth-backup`: the file as it was before berth's last change.
+pub fn backup_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(".berth-backup");
+    PathBuf::from(s)
+}
+
+/// Reads a file: `None` when it does not exist.
+pub fn read(path: &Path) -> Result<Option<String>, String> {
+    match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| format!("{} is not UTF-8 text", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("reading {}: {e}", path.display())),
+    }
+}
+
+/// Plans the change `action` makes to `spec`'s file. `keep` leaves the file
+/// as it is on uninstall (entries another registered client still uses).
+/// An error means the file is malformed or unreadable, and names it.
+pub fn plan(spec: &FileSpec, action: Action, keep: bool) -> Result<Planned, String> {
+    // Edit a dotfile manager's symlink through to its target.
+    let path = match std::fs::symlink_metadata(&spec.path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            std::fs::canonicalize(&spec.path).unwrap_or_else(|_| spec.path.clone())
+        }
+        _ => spec.path.clone(),
+    };
+    let old = read(&path)?;
+    let refuse = |why: String| format!("{}: {why}", path.display());
+    let text = old.as_deref().unwrap_or("");
+    if keep && action == Action::Uninstall {
+        // Still parse it: a malformed file is reported the same either way.
+        check(&spec.edit, text).map_err(refuse)?;
+        return Ok(Planned {
+            path,
+            new: old.clone(),
+            old,
+        });
+    }
+    let backup = read(&backup_path(&path)).ok().flatten();
+    let new = match &spec.edit {
+        Edit::Json(edit) => {
+            let before = json::parse(text).map_err(refuse)?;
+            let mut after = before.clone();
+            match action {
+                Action::Install => json::install(&mut after, edit),
+                Action::Uninstall => json::uninstall(&mut after, edit),
+            }
+            .map_err(refuse)?;
+            if after == before {
+                old.clone()
+            } else if action == Action::Install {
+                Some(json::render(&after, &json::Layout::of(text)))
+            } else if let Some(b) = backup.filter(|b| json::parse(b).is_ok_and(|b| b == after)) {
+                // Nothing else changed since berth's install: the original, byte for byte.
+                Some(b)
+            } else if after == json_skeleton(edit) {
+                // Only what berth's install created is left: the file was berth's.
+                None
+            } else {
+                Some(json::render(&after, &json::Layout::of(text)))
+            }
+        }
+        Edit::Toml(server) => {
+            let before = toml::parse(text).map_err(refuse)?;
+            let mut after = before.clone();
+            match action {
+                Action::Install => toml::install(&mut after, server),
+                Action::Uninstall => toml::uninstall(&mut after),
+            }
+            .map_err(refuse)?;
+            let canon = toml::canonical(&after);
+            if canon == toml::canonical(&before) {
+                old.clone()
+            } else if action == Action::Install {
+                Some(after.to_string())
+            } else if let Some(b) =
+                backup.filter(|b| toml::parse(b).is_ok_and(|b| toml::canonical(&b) == canon))
+            {
+                Some(b)
+            } else if canon.is_empty() && after.to_string().trim().is_empty() {
+                None
+            } else {
+                Some(after.to_string())
+            }
+        }
+    };
+    Ok(Planned { path, old, new })
+}
+
+/// Parses `text` as `edit`'s format.
+fn check(edit: &Edit, text: &str) -> Result<(), String> {
+    match edit {
+        Edit::Json(_) => json::parse(text).map(drop),
+        Edit::Toml(_) => toml::parse(text).map(drop),
+    }
+}
+
+/// What an uninstall leaves of a file that berth's install created.
+fn json_skeleton(edit: &json::JsonEdit) -> serde_json::Map<String, serde_json::Value> {
+    let mut doc = serde_json::Map::new();
+    let _ = json::install(&mut doc, edit);
+    let _ = json::uninstall(&mut doc, edit);
+    doc
+}
+
+/// Whether `spec`'s file holds berth's MCP server entry (for the shared-hooks
+/// rule). A file that cannot be read or parsed counts as holding it: keeping
+/// hooks is the safe side.
+pub fn has_server(spec: &FileSpec) -> bool {
+    let Ok(text) = read(&spec.path) else {
+        return true;
+    };
+    let text = text.unwrap_or_default();
+    match &spec.edit {
+        Edit::Json(json::JsonEdit::Mcp { container, .. }) => match json::parse(&text) {
+            Ok(doc) => doc
+                .get(*container)
+                .and_then(|s| s.get(json::SERVER_NAME))
+                .is_some(),
+            Err(_) => true,
+        },
+        Edit::Toml(_) => match toml::parse(&text) {
+            Ok(doc) => doc
+                .get("mcp_servers")
+                .and_then(|s| s.get(json::SERVER_NAME))
+                .is_some(),
+            Err(_) => true,
+        },
+        Edit::Json(_) => false,
+    }
+}
+
+/// Writes `text` to `path` through a temporary file in the same folder,
+/// keeping the old file's permissions; creates missing parent folders.
+fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.berth-{}.tmp", std::process::id()));
+    let result = (|| {
+        std::fs::write(&tmp, text)?;
+        if let Ok(m) = std::fs::metadata(path) {
+            std::fs::set_permissions(&tmp, m.permissions())?;
+        }
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}

@@ -1,0 +1,183 @@
+//! Editing Codex's `config.toml`: the `[mcp_servers.berth]` table. Pure, and
+//! through `toml_edit`, so comments, order and formatting of everything else
+//! survive.
+
+use toml_edit::{Array, DocumentMut, Item, Table, Value, value};
+
+use super::json::SERVER_NAME;
+
+/// berth's server table: its command and arguments.
+#[derive(Debug, Clone)]
+pub struct TomlServer {
+    /// `command`.
+    pub command: String,
+    /// `args`.
+    pub args: Vec<String>,
+}
+
+/// Parses the file's text (empty text is an empty document).
+pub fn parse(text: &str) -> Result<DocumentMut, String> {
+    text.parse::<DocumentMut>()
+        .map_err(|e| format!("it is not valid TOML: {}", e.to_string().trim()))
+}
+
+/// Adds or updates `[mcp_servers.berth]`; other keys of an existing berth
+/// table (say, `env`) are kept.
+pub fn install(doc: &mut DocumentMut, server: &TomlServer) -> Result<(), String> {
+    let servers = doc
+        .entry("mcp_servers")
+        .or_insert_with(|| {
+            let mut t = Table::new();
+            t.set_implicit(true);
+            Item::Table(t)
+        })
+        .as_table_like_mut()
+        .ok_or("\"mcp_servers\" is not a table")?;
+    let mut args = Array::new();
+    for a in &server.args {
+        args.push(a.as_str());
+    }
+    match servers
+        .get_mut(SERVER_NAME)
+        .and_then(Item::as_table_like_mut)
+    {
+        Some(t) => {
+            let same = |item: Option<&Item>, want: &str| {
+                item.and_then(Item::as_value)
+                    .is_some_and(|v| canonical_value(v) == want)
+            };
+            let want_cmd = canonical_value(&Value::from(server.command.as_str()));
+            if !same(t.get("command"), &want_cmd) {
+                t.insert("command", value(server.command.as_str()));
+            }
+            let want_args = canonical_value(&Value::Array(args.clone()));
+            if !same(t.get("args"), &want_args) {
+                t.insert("args", value(args));
+            }
+        }
+        None => {
+            let mut t = Table::new();
+            t.insert("command", value(server.command.as_str()));
+            t.insert("args", value(args));
+            servers.insert(SERVER_NAME, Item::Table(t));
+        }
+    }
+    Ok(())
+}
+
+/// Removes `[mcp_servers.berth]`, and `mcp_servers` when that empties it.
+pub fn uninstall(doc: &mut DocumentMut) -> Result<(), String> {
+    let Some(servers) = doc.get_mut("mcp_servers") else {
+        return Ok(());
+    };
+    let servers = servers
+        .as_table_like_mut()
+        .ok_or("\"mcp_servers\" is not a table")?;
+    if servers.remove(SERVER_NAME).is_some() && servers.is_empty() {
+        doc.remove("mcp_servers");
+    }
+    Ok(())
+}
+
+/// Every leaf of the document as `path = value`, without formatting: two
+/// documents that mean the same have the same list.
+pub fn canonical(doc: &DocumentMut) -> Vec<String> {
+    let mut out = Vec::new();
+    flatten("", doc.as_item(), &mut out);
+    out.sort();
+    out
+}
+
+fn flatten(path: &str, item: &Item, out: &mut Vec<String>) {
+    let join = |k: &str| {
+        if path.is_empty() {
+            k.to_string()
+        } else {
+            format!("{path}.{k}")
+        }
+    };
+    match item {
+        Item::None => {}
+        Item::Value(Value::Array(a)) => {
+            out.push(format!("{path} = []#{}", a.len()));
+            for (i, v) in a.iter().enumerate() {
+                flatten(&join(&i.to_string()), &Item::Value(v.clone()), out);
+            }
+        }
+        Item::Value(Value::InlineTable(t)) => {
+            for (k, v) in t.iter() {
+                flatten(&join(k), &Item::Value(v.clone()), out);
+            }
+        }
+        Item::Value(v) => out.push(format!("{path} = {}", canonical_value(v))),
+        Item::Table(t) => {
+            for (k, v) in t.iter() {
+                flatten(&join(k), v, out);
+            }
+        }
+        Item::ArrayOfTables(a) => {
+            for (i, t) in a.iter().enumerate() {
+                for (k, v) in t.iter() {
+                    flatten(&join(&format!("{i}.{k}")), v, out);
+                }
+            }
+        }
+    }
+}
+
+fn canonical_value(v: &Value) -> String {
+    let mut v = v.clone();
+    v.decor_mut().clear();
+    if let Value::Array(a) = &mut v {
+        a.fmt();
+    }
+    v.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server() -> TomlServer {
+        TomlServer {
+            command: "/b/berth-mcp".into(),
+            args: vec![],
+        }
+    }
+
+    #[test]
+    fn the_server_table_goes_in_and_out_and_comments_survive() {
+        let original =
+            "# my settings\nmodel = \"o3\" # the model\n\n[mcp_servers.other]\ncommand = \"x\"\n";
+        let mut doc = parse(original).unwrap();
+        install(&mut doc, &server()).unwrap();
+        let text = doc.to_string();
+        assert!(text.starts_with(original), "{text}");
+        assert!(
+            text.contains("[mcp_servers.berth]\ncommand = \"/b/berth-mcp\"\nargs = []\n"),
+            "{text}"
+        );
+        install(&mut doc, &server()).unwrap();
+        assert_eq!(doc.to_string(), text);
+        uninstall(&mut doc).unwrap();
+        assert_eq!(doc.to_string(), original);
+    }
+
+    #[test]
+    fn an_empty_file_gets_only_the_table() {
+        let mut doc = parse("").unwrap();
+        install(&mut doc, &server()).unwrap();
+        assert_eq!(
+            doc.to_string(),
+            "[mcp_servers.berth]\ncommand = \"/b/berth-mcp\"\nargs = []\n"
+        );
+        uninstall(&mut doc).unwrap();
+        assert!(canonical(&doc).is_empty());
+    }
+
+    #[test]
+    fn a_non_table_is_refused() {
+        let mut doc = parse("mcp_servers = 3\n").unwrap();
+        assert!(install(&mut doc, &server()).is_err());
+    }
+}
