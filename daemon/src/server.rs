@@ -63,6 +63,19 @@ pub struct Service {
 }
 
 impl Service {
+    /// Runs an operation that writes or may block on the disk off the async
+    /// workers, so a slow filesystem never stalls other clients.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        op: impl FnOnce(&Device) -> Result<T, crate::error::BerthError> + Send + 'static,
+    ) -> Result<T, Status> {
+        let device = self.device.clone();
+        tokio::task::spawn_blocking(move || op(&device))
+            .await
+            .map_err(|e| Code::Internal.status(format!("operation failed: {e}")))?
+            .map_err(Status::from)
+    }
+
     /// A resolution on the wire, its notice listing today's workspaces.
     fn res(&self, a: crate::resolve::Answer) -> pb::Resolution {
         resolution_with(a, &self.device.registry().names())
@@ -104,15 +117,15 @@ impl pb::berth_server::Berth for Service {
             Some(pin) if !r.session_id.is_empty() => Some((r.session_id, answer_of(pin)?)),
             _ => None,
         };
-        let session = self.device.open_session(
-            caller,
-            crate::sessions::Registration {
-                client_name: r.client_name,
-                client_version: r.client_version,
-                client_session_id: r.client_session_id,
-                resume,
-            },
-        )?;
+        let registration = crate::sessions::Registration {
+            client_name: r.client_name,
+            client_version: r.client_version,
+            client_session_id: r.client_session_id,
+            resume,
+        };
+        let session = self
+            .blocking(move |d| d.open_session(caller, registration))
+            .await?;
         let reg = self.device.registry();
         let first = pb::SessionEvent {
             session_id: session.id.clone(),
@@ -164,7 +177,9 @@ impl pb::berth_server::Berth for Service {
     ) -> Result<Response<pb::QualifyPathReply>, Status> {
         let r = req.into_inner();
         let caller = caller_of(r.caller)?;
-        let (qualified, absolute, workspace) = self.device.qualify_for(&caller, &r.path)?;
+        let (qualified, absolute, workspace) = self
+            .blocking(move |d| d.qualify_for(&caller, &r.path))
+            .await?;
         Ok(Response::new(pb::QualifyPathReply {
             qualified,
             absolute: absolute
@@ -179,15 +194,19 @@ impl pb::berth_server::Berth for Service {
         let r = req.into_inner();
         tracing::Span::current().record("event", r.event.as_str());
         let caller = caller_of(r.caller)?;
-        let done = self.device.hook(
-            &caller,
-            &crate::hooks::HookCall {
-                event: &r.event,
-                client: &r.client,
-                client_session_id: &r.client_session_id,
-                transcript_path: &r.transcript_path,
-            },
-        )?;
+        let done = self
+            .blocking(move |d| {
+                d.hook(
+                    &caller,
+                    &crate::hooks::HookCall {
+                        event: &r.event,
+                        client: &r.client,
+                        client_session_id: &r.client_session_id,
+                        transcript_path: &r.transcript_path,
+                    },
+                )
+            })
+            .await?;
         Ok(Response::new(pb::HookReply {
             resolution: Some(self.res(done.answer)),
             context: done.context,
@@ -245,9 +264,9 @@ impl pb::berth_server::Berth for Service {
     ) -> Result<Response<pb::ExplainReply>, Status> {
         let r = req.into_inner();
         let caller = caller_of(r.caller)?;
-        let (answer, ex) =
-            self.device
-                .explain(&caller, &r.path, opt(&r.workspace), mode_of(r.mode))?;
+        let (answer, ex) = self
+            .blocking(move |d| d.explain(&caller, &r.path, opt(&r.workspace), mode_of(r.mode)))
+            .await?;
         Ok(Response::new(pb::ExplainReply {
             resolution: Some(self.res(answer)),
             steps: ex
@@ -270,7 +289,8 @@ impl pb::berth_server::Berth for Service {
     ) -> Result<Response<pb::ClaimReply>, Status> {
         let r = req.into_inner();
         let caller = caller_of(r.caller)?;
-        let workspaces = self.device.claim(&caller, &r.cwds)?;
+        let cwds = r.cwds.clone();
+        let workspaces = self.blocking(move |d| d.claim(&caller, &cwds)).await?;
         let allowed = !r.workspace.is_empty() && workspaces.contains(&r.workspace);
         if !r.workspace.is_empty() && !self.device.registry().exists(&r.workspace) {
             return Err(self.device.unknown_workspace(&r.workspace).into());
@@ -301,8 +321,8 @@ impl pb::berth_server::Berth for Service {
         let r = req.into_inner();
         let caller = caller_of(r.caller)?;
         let view = self
-            .device
-            .create_workspace(&caller, &r.name, opt(&r.home))?;
+            .blocking(move |d| d.create_workspace(&caller, &r.name, opt(&r.home)))
+            .await?;
         Ok(Response::new(workspace_info(view)))
     }
 
@@ -312,7 +332,9 @@ impl pb::berth_server::Berth for Service {
         req: Request<pb::DeleteWorkspaceRequest>,
     ) -> Result<Response<pb::DeleteWorkspaceReply>, Status> {
         let r = req.into_inner();
-        let done = self.device.delete_workspace(&r.name, r.purge)?;
+        let done = self
+            .blocking(move |d| d.delete_workspace(&r.name, r.purge))
+            .await?;
         Ok(Response::new(pb::DeleteWorkspaceReply {
             notes: done.notes,
         }))
@@ -323,7 +345,8 @@ impl pb::berth_server::Berth for Service {
         &self,
         req: Request<pb::SwitchWorkspaceRequest>,
     ) -> Result<Response<pb::WorkspaceInfo>, Status> {
-        let view = self.device.switch_workspace(&req.into_inner().name)?;
+        let name = req.into_inner().name;
+        let view = self.blocking(move |d| d.switch_workspace(&name)).await?;
         Ok(Response::new(workspace_info(view)))
     }
 
@@ -334,9 +357,10 @@ impl pb::berth_server::Berth for Service {
     ) -> Result<Response<pb::UseWorkspaceReply>, Status> {
         let r = req.into_inner();
         let caller = caller_of(r.caller)?;
+        let (name, allow, mode) = (r.name.clone(), r.allow_overlap, mode_of(r.mode));
         let done = self
-            .device
-            .use_workspace(&caller, &r.name, r.allow_overlap, mode_of(r.mode))?;
+            .blocking(move |d| d.use_workspace(&caller, &name, allow, mode))
+            .await?;
         Ok(Response::new(pb::UseWorkspaceReply {
             folder: done
                 .folder
@@ -360,9 +384,10 @@ impl pb::berth_server::Berth for Service {
     ) -> Result<Response<pb::RootReply>, Status> {
         let r = req.into_inner();
         let caller = caller_of(r.caller)?;
+        let (ws, p, allow) = (r.workspace.clone(), r.path.clone(), r.allow_overlap);
         let (path, _) = self
-            .device
-            .add_root(&caller, &r.workspace, &r.path, r.allow_overlap)?;
+            .blocking(move |d| d.add_root(&caller, &ws, &p, allow))
+            .await?;
         Ok(Response::new(pb::RootReply {
             workspace: r.workspace,
             path: path.display().to_string(),
@@ -376,7 +401,10 @@ impl pb::berth_server::Berth for Service {
     ) -> Result<Response<pb::RootReply>, Status> {
         let r = req.into_inner();
         let caller = caller_of(r.caller)?;
-        let path = self.device.remove_root(&caller, &r.workspace, &r.path)?;
+        let (ws, path) = (r.workspace.clone(), r.path.clone());
+        let path = self
+            .blocking(move |d| d.remove_root(&caller, &ws, &path))
+            .await?;
         Ok(Response::new(pb::RootReply {
             workspace: r.workspace,
             path: path.display().to_string(),
@@ -417,7 +445,8 @@ impl pb::berth_server::Berth for Service {
         req: Request<pb::SettingRequest>,
     ) -> Result<Response<pb::SettingReply>, Status> {
         let r = req.into_inner();
-        self.device.set_setting(&r.key, &r.value)?;
+        let (k, v) = (r.key.clone(), r.value.clone());
+        self.blocking(move |d| d.set_setting(&k, &v)).await?;
         Ok(Response::new(pb::SettingReply {
             key: r.key,
             value: Some(r.value),
@@ -430,7 +459,8 @@ impl pb::berth_server::Berth for Service {
         req: Request<pb::SettingRequest>,
     ) -> Result<Response<pb::SettingReply>, Status> {
         let r = req.into_inner();
-        self.device.unset_setting(&r.key)?;
+        let k = r.key.clone();
+        self.blocking(move |d| d.unset_setting(&k)).await?;
         Ok(Response::new(pb::SettingReply {
             key: r.key,
             value: None,

@@ -80,7 +80,7 @@ impl Device {
         // The file first: if the registry write then fails, the file is put
         // back as it was, and an unapproved file only proposes anyway.
         let file = project_file_path(&folder);
-        let previous = std::fs::read(&file).ok();
+        let previous = read_existing(&file)?;
         let mut notes = Vec::new();
         let wrote = write_project_file(&file, previous.as_deref(), name, &mut notes)?;
         let create = (!exists).then_some(name);
@@ -162,6 +162,48 @@ fn write_project_file(
         .and_then(|()| crate::atomic::write_atomic(file, text.as_bytes()))
         .map_err(|e| BerthError::refused(format!("writing {}: {e}", file.display())))?;
     Ok(true)
+}
+
+/// Reads the project file `use` is about to replace, as carefully as the walk
+/// does: a symlink, FIFO, folder or device in its place, or a file over 64
+/// KiB, is refused rather than read (a cloned repository may plant one).
+fn read_existing(file: &std::path::Path) -> Result<Option<Vec<u8>>, BerthError> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let refuse = |what: &str| {
+        BerthError::refused(format!(
+            "{} is {what}, not a project file berth can replace; remove it, then run `workspace use` again",
+            file.display()
+        ))
+    };
+    let meta = match std::fs::symlink_metadata(file) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(BerthError::refused(format!("{}: {e}", file.display()))),
+    };
+    if meta.file_type().is_symlink() {
+        return Err(refuse("a symlink"));
+    }
+    if !meta.is_file() {
+        return Err(refuse("not a regular file"));
+    }
+    let limit = crate::project_file::MAX_PROJECT_FILE_BYTES as u64;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(file)
+        .map_err(|e| BerthError::refused(format!("{}: {e}", file.display())))?;
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(refuse("not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    f.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| BerthError::refused(format!("{}: {e}", file.display())))?;
+    if bytes.len() as u64 > limit {
+        return Err(refuse("larger than 64 KiB"));
+    }
+    Ok(Some(bytes))
 }
 
 fn restore(file: &std::path::Path, previous: Option<&[u8]>) {

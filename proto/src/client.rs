@@ -109,6 +109,16 @@ pub enum ClientError {
         /// How long we waited.
         secs: u64,
     },
+    /// The connection broke before the daemon answered.
+    #[error(
+        "lost the connection to berthd at {socket:?} before it answered ({detail}); it may have crashed or been stopped. Run the command again; if it keeps failing, see `berth daemon status`"
+    )]
+    ConnectionLost {
+        /// The socket.
+        socket: PathBuf,
+        /// What the transport said.
+        detail: String,
+    },
     /// The daemon refused or failed the request; its message says why.
     #[error("{}", .0.message())]
     Rpc(tonic::Status),
@@ -224,7 +234,7 @@ impl Connection {
     {
         match tokio::time::timeout(ANSWER_TIMEOUT, rpc(self.client.clone())).await {
             Ok(Ok(reply)) => Ok(reply.into_inner()),
-            Ok(Err(status)) => Err(ClientError::Rpc(status)),
+            Ok(Err(status)) => Err(classify(&self.socket, status)),
             Err(_) => Err(wedged(&self.socket)),
         }
     }
@@ -241,7 +251,7 @@ impl Connection {
         let mut c = self.plain.clone();
         match tokio::time::timeout(ANSWER_TIMEOUT, c.status(crate::pb::StatusRequest {})).await {
             Ok(Ok(r)) => Ok(r.into_inner()),
-            Ok(Err(s)) => Err(ClientError::Rpc(s)),
+            Ok(Err(s)) => Err(classify(&self.socket, s)),
             Err(_) => Err(wedged(&self.socket)),
         }
     }
@@ -255,6 +265,24 @@ impl Connection {
             Ok(Err(s)) => Err(ClientError::Rpc(s)),
             Err(_) => Err(wedged(&self.socket)),
         }
+    }
+}
+
+/// Sorts a failed call: the daemon's own errors carry a code; a status
+/// without one came from the transport.
+pub fn classify(socket: &Path, status: tonic::Status) -> ClientError {
+    let transport = Code::of(&status).is_none()
+        && matches!(
+            status.code(),
+            tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Cancelled
+        );
+    if transport {
+        ClientError::ConnectionLost {
+            socket: socket.to_path_buf(),
+            detail: status.message().to_string(),
+        }
+    } else {
+        ClientError::Rpc(status)
     }
 }
 
@@ -335,8 +363,12 @@ async fn start_and_dial(socket: &Path) -> Result<LocalStream, ClientError> {
                     source,
                 })
         }
-        // Another client's daemon won the race; it appears shortly.
-        Readiness::Busy | Readiness::Silent => dial_until(socket, START_TIMEOUT).await,
+        // Another client's daemon won the race; it appears shortly. A lock
+        // held by a daemon whose socket never answers is a wedged daemon.
+        Readiness::Busy | Readiness::Silent => match dial_until(socket, START_TIMEOUT).await {
+            Err(ClientError::NotReady { .. }) if lock_is_held(socket) => Err(wedged(socket)),
+            other => other,
+        },
         Readiness::Failed(why) => Err(ClientError::DaemonFailed(why)),
     }
 }

@@ -75,7 +75,7 @@ pub fn spawn_detached(exe: &Path, args: &[&str], timeout: Duration) -> io::Resul
             if libc::setsid() < 0 {
                 return Err(io::Error::last_os_error());
             }
-            close_from(READY_FD + 1);
+            cloexec_from(READY_FD + 1);
             Ok(())
         });
     }
@@ -107,18 +107,29 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// Closes every descriptor from `first` up (async-signal-safe).
-fn close_from(first: i32) {
+/// Marks every descriptor from `first` up close-on-exec (async-signal-safe),
+/// so the daemon inherits none of them. Closing them here instead would also
+/// close the pipe std uses to report a failed exec, and hide that failure.
+fn cloexec_from(first: i32) {
     #[cfg(target_os = "linux")]
     {
-        // SAFETY: close_range only closes descriptors.
-        if unsafe { libc::syscall(libc::SYS_close_range, first as u32, u32::MAX, 0) } == 0 {
+        const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+        // SAFETY: close_range with CLOEXEC only changes descriptor flags.
+        let done = unsafe {
+            libc::syscall(
+                libc::SYS_close_range,
+                first as u32,
+                u32::MAX,
+                CLOSE_RANGE_CLOEXEC,
+            )
+        };
+        if done == 0 {
             return;
         }
     }
     for fd in first..4096 {
-        // SAFETY: closing an unused or inherited descriptor is harmless here.
-        unsafe { libc::close(fd) };
+        // SAFETY: setting a flag on an unused descriptor fails harmlessly.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
     }
 }
 
@@ -196,6 +207,18 @@ mod tests {
     fn a_child_that_exits_silently_is_reported_silent_not_hung() {
         let said = spawn_detached(Path::new("/bin/true"), &[], Duration::from_secs(5)).unwrap();
         assert_eq!(said, Readiness::Silent);
+    }
+
+    #[test]
+    fn a_missing_executable_fails_the_spawn_instead_of_timing_out() {
+        let started = Instant::now();
+        let err = spawn_detached(
+            Path::new("/nonexistent/berthd"),
+            &[],
+            Duration::from_secs(5),
+        );
+        assert!(err.is_err());
+        assert!(started.elapsed() < Duration::from_secs(2));
     }
 
     #[test]
