@@ -1,1 +1,294 @@
-fn main() {}
+//! `berth-hook`: the hook executable coding clients run at session start
+//! and when a turn stops (SPEC §8). It only translates: it reads the
+//! client's payload, forwards the session's cwd to berthd, and prints the
+//! reply in the client's format. It never breaks its client: whatever goes
+//! wrong is logged (see [`logging`]) and it exits 0 with nothing on stdout
+//! the client would reject.
+//!
+//! - `berth-hook session-start [--client NAME]`: prints the line naming the
+//!   session's workspace and why, or the ask-once notice.
+//! - `berth-hook stop [--client NAME]`: records the conversation and runs
+//!   `hooks.stop_command`, printing nothing.
+//!
+//! The session's directory is `BERTH_CWD` when set (bridges), else the
+//! payload's `cwd`, else Cursor's first `workspace_roots` entry.
+
+mod input;
+mod logging;
+mod output;
+mod payload;
+mod stop;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use berth_proto::client::{ClientError, Connection};
+use berth_proto::paths::EnvCtx;
+use berth_proto::pb;
+use clap::Parser;
+
+use crate::input::Input;
+use crate::payload::{Client, Payload};
+
+/// The hook executable of berth: tells a coding session which workspace it
+/// uses, and runs Stop-time work in that workspace.
+#[derive(Debug, Parser)]
+#[command(name = "berth-hook", version)]
+struct Args {
+    #[command(subcommand)]
+    event: Event,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Event {
+    /// A session starts: print its workspace and why, in the client's format.
+    SessionStart(EventArgs),
+    /// A turn stops: record the conversation and run `hooks.stop_command`.
+    Stop(EventArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct EventArgs {
+    /// The calling client: claude-code, codex, copilot-cli, vscode or
+    /// cursor. Without it, the payload's shape decides.
+    #[arg(long, value_name = "NAME")]
+    client: Option<String>,
+}
+
+/// The most a hook waits for berthd, start included: every client's own
+/// hook time limit (30 s and up) stays well ahead.
+const RPC_BUDGET: Duration = Duration::from_secs(10);
+
+/// `hooks.stop_timeout_secs` when the daemon sends none.
+const DEFAULT_STOP_TIMEOUT: Duration = Duration::from_secs(30);
+
+fn main() -> ExitCode {
+    let env = EnvCtx::from_process();
+    logging::init(&env);
+    std::panic::set_hook(Box::new(|info| {
+        tracing::error!("berth-hook failed: {info}")
+    }));
+    let out = match Args::try_parse() {
+        Ok(args) => std::panic::catch_unwind(|| run(&args, &env)).unwrap_or_default(),
+        Err(e) => {
+            // --help and --version print; a registration mistake is logged,
+            // and the client still gets an exit 0 with nothing on stdout.
+            if e.use_stderr() {
+                tracing::warn!("bad arguments: {}", e.render());
+            }
+            let _ = e.print();
+            String::new()
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    // A client that stopped listening is not an error worth reporting.
+    let _ = stdout
+        .write_all(out.as_bytes())
+        .and_then(|()| stdout.flush());
+    ExitCode::SUCCESS
+}
+
+/// Handles one hook call; returns what goes to stdout.
+fn run(args: &Args, env: &EnvCtx) -> String {
+    let (event, ea) = match &args.event {
+        Event::SessionStart(a) => ("session-start", a),
+        Event::Stop(a) => ("stop", a),
+    };
+    let forced = ea.client.as_deref().and_then(|name| {
+        let c = Client::from_name(name);
+        if c.is_none() {
+            tracing::warn!(
+                event,
+                "unknown --client {name:?}; the payload's shape decides"
+            );
+        }
+        c
+    });
+    let bytes = match input::read(std::io::stdin(), input::MAX_PAYLOAD, input::READ_TIMEOUT) {
+        Input::Payload(b) => b,
+        Input::TooLarge => {
+            tracing::warn!(
+                event,
+                "payload larger than {} bytes; ignored",
+                input::MAX_PAYLOAD
+            );
+            return String::new();
+        }
+        Input::TimedOut => {
+            tracing::warn!(
+                event,
+                "no complete payload on stdin within {:?}; ignored",
+                input::READ_TIMEOUT
+            );
+            return String::new();
+        }
+        Input::Failed(e) => {
+            tracing::warn!(event, "reading the payload: {e}");
+            return String::new();
+        }
+    };
+    let payload = match payload::parse(&bytes, forced) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::warn!(event, "{e}; nothing to do");
+            return String::new();
+        }
+    };
+    let Some(cwd) = session_dir(&payload) else {
+        tracing::info!(
+            event,
+            client = payload.client.name(),
+            "no cwd in the payload: nothing to say about workspaces"
+        );
+        return String::new();
+    };
+    let request = pb::HookRequest {
+        caller: Some(pb::Caller {
+            cwd: cwd.clone(),
+            env_workspace: env_text("BERTH_WORKSPACE"),
+            extra_home: env_text("BERTH_EXTRA_HOME"),
+        }),
+        event: event.to_string(),
+        client: payload.client.name().to_string(),
+        client_session_id: payload.session_id.clone(),
+        transcript_path: payload.transcript_path.clone(),
+        payload: if event == "stop" {
+            String::from_utf8_lossy(&bytes).into_owned()
+        } else {
+            String::new()
+        },
+    };
+    let reply = match call(env, request) {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!(event, cwd, "berthd did not answer: {e}");
+            return String::new();
+        }
+    };
+    let res = reply.resolution.clone().unwrap_or_default();
+    tracing::info!(
+        event,
+        client = payload.client.name(),
+        session = payload.session_id,
+        cwd,
+        workspace = res.workspace,
+        reason = res.reason,
+        "answered"
+    );
+    match event {
+        "session-start" => output::session_start(payload.client, &reply.context),
+        _ => {
+            run_stop_command(&reply, &res, &cwd, bytes);
+            String::new()
+        }
+    }
+}
+
+/// `BERTH_CWD` (bridges), else the payload's directory.
+fn session_dir(payload: &Payload) -> Option<String> {
+    let over = std::env::var("BERTH_CWD")
+        .ok()
+        .filter(|c| Path::new(c).is_absolute());
+    over.or_else(|| payload.cwd.clone())
+}
+
+/// A variable as UTF-8 text; "" when unset or not UTF-8 (said in the log).
+fn env_text(key: &str) -> String {
+    match std::env::var(key) {
+        Ok(v) => v,
+        Err(std::env::VarError::NotPresent) => String::new(),
+        Err(std::env::VarError::NotUnicode(_)) => {
+            tracing::warn!("{key} is not UTF-8; ignored");
+            String::new()
+        }
+    }
+}
+
+/// One Hook RPC on a current-thread runtime, starting berthd if needed,
+/// within [`RPC_BUDGET`].
+fn call(env: &EnvCtx, request: pb::HookRequest) -> Result<pb::HookReply, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("starting the runtime: {e}"))?;
+    let answer = runtime.block_on(async {
+        let rpc = async {
+            let mut conn = Connection::open(env).await?;
+            conn.call(|mut c| {
+                let request = request.clone();
+                async move { c.hook(request).await }
+            })
+            .await
+        };
+        tokio::time::timeout(RPC_BUDGET, rpc).await
+    });
+    // A daemon start still waiting on a blocking thread must not hold the
+    // hook up: leave it behind.
+    runtime.shutdown_background();
+    match answer {
+        Ok(reply) => reply.map_err(|e: ClientError| e.to_string()),
+        Err(_) => Err(format!("no answer within {RPC_BUDGET:?}")),
+    }
+}
+
+/// Runs `hooks.stop_command`, if set, with the session's resolution in its
+/// environment and the payload on its stdin; its output goes to the log.
+fn run_stop_command(reply: &pb::HookReply, res: &pb::Resolution, cwd: &str, payload: Vec<u8>) {
+    if reply.stop_command.trim().is_empty() {
+        tracing::debug!("no hooks.stop_command set");
+        return;
+    }
+    let timeout = match reply.stop_timeout_secs {
+        0 => DEFAULT_STOP_TIMEOUT,
+        s => Duration::from_secs(s.into()),
+    };
+    let dir = Path::new(cwd);
+    let run = stop::run(stop::StopCommand {
+        command: &reply.stop_command,
+        env: vec![
+            ("BERTH_WORKSPACE", res.workspace.clone()),
+            ("BERTH_REASON", res.reason.clone()),
+            ("BERTH_PROJECT", res.project.clone()),
+        ],
+        // The session's folder, when it (still) exists.
+        cwd: dir.is_dir().then_some(dir),
+        stdin: payload,
+        timeout,
+    });
+    let run = match run {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!(
+                command = reply.stop_command,
+                "starting the stop command: {e}"
+            );
+            return;
+        }
+    };
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    match run.status {
+        Some(s) if s.success() => tracing::info!(
+            command = reply.stop_command,
+            elapsed = ?run.elapsed,
+            %stdout,
+            %stderr,
+            "stop command done"
+        ),
+        Some(s) => tracing::warn!(
+            command = reply.stop_command,
+            status = %s,
+            %stdout,
+            %stderr,
+            "stop command failed"
+        ),
+        None => tracing::warn!(
+            command = reply.stop_command,
+            %stdout,
+            %stderr,
+            "stop command ran over its {timeout:?} and was stopped"
+        ),
+    }
+}

@@ -1,0 +1,656 @@
+//! End to end: the built `berth-hook` against a real daemon, one hermetic
+//! [`TestEnv`] per test, payloads shaped like each client's real ones (the
+//! fixtures in `tests/fixtures/`, with the test's directories put in).
+//!
+//! Run with `cargo test --workspace` (or `cargo build` first): the harness
+//! runs the `berth` and `berthd` binaries.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use berth_tests::{TestEnv, describe};
+use serde_json::{Value, json};
+
+const HOOK: &str = env!("CARGO_BIN_EXE_berth-hook");
+
+// ---- running the hook ----------------------------------------------------
+
+/// A finished hook run and how to describe it when an expectation fails.
+/// Its checks ([`HookRun::ok_within`], [`HookRun::silent`]) assert.
+struct HookRun {
+    description: String,
+    stdin: Vec<u8>,
+    output: Output,
+    elapsed: Duration,
+    log: String,
+}
+
+impl HookRun {
+    fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    }
+
+    fn fail(&self, why: &str) -> ! {
+        panic!(
+            "\n{why}\n\ncommand: {}\nstdin: {}\nexit status: {}\nelapsed: {:?}\n\n---- stdout ----\n{}\n---- stderr ----\n{}\n---- berth-hook.log ----\n{}",
+            self.description,
+            String::from_utf8_lossy(&self.stdin),
+            self.output.status,
+            self.elapsed,
+            self.stdout(),
+            String::from_utf8_lossy(&self.output.stderr),
+            self.log,
+        )
+    }
+
+    /// Exit 0 within `limit`, as every hook run must.
+    fn ok_within(self, limit: Duration) -> HookRun {
+        if self.output.status.code() != Some(0) {
+            self.fail("expected exit status 0");
+        }
+        if self.elapsed > limit {
+            self.fail(&format!("expected to finish within {limit:?}"));
+        }
+        self
+    }
+
+    /// Exit 0 quickly with nothing on stdout.
+    fn silent(self) -> HookRun {
+        let run = self.ok_within(Duration::from_secs(10));
+        if !run.output.stdout.is_empty() {
+            run.fail("expected nothing on stdout");
+        }
+        run
+    }
+}
+
+fn log_of(env: &TestEnv) -> String {
+    std::fs::read_to_string(env.root().join("state/berth/berth-hook.log")).unwrap_or_default()
+}
+
+/// `berth-hook ARGS` with `stdin` written and closed (or, with `keep_open`,
+/// left open until the hook exits), at most 60 s.
+fn run_hook_cmd(env: &TestEnv, mut cmd: Command, stdin: &[u8], keep_open: bool) -> HookRun {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let description = describe(&cmd);
+    let started = Instant::now();
+    let mut child = cmd.spawn().expect("spawning berth-hook");
+    let mut pipe = child.stdin.take().expect("stdin");
+    // The hook may stop reading early (a payload over the limit).
+    let _ = pipe.write_all(stdin);
+    let held = if keep_open {
+        Some(pipe)
+    } else {
+        drop(pipe);
+        None
+    };
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let output = match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(out) => out.expect("waiting for berth-hook"),
+        Err(_) => {
+            berth_tests::signal(pid, 9);
+            panic!("{description} did not finish within 60 s");
+        }
+    };
+    drop(held);
+    HookRun {
+        description,
+        stdin: stdin.to_vec(),
+        output,
+        elapsed: started.elapsed(),
+        log: log_of(env),
+    }
+}
+
+fn hook(env: &TestEnv, args: &[&str], stdin: &[u8]) -> HookRun {
+    let mut cmd = env.command(HOOK);
+    cmd.args(args);
+    run_hook_cmd(env, cmd, stdin, false)
+}
+
+// ---- payloads --------------------------------------------------------------
+
+/// A fixture with `dir` as its session directory (`cwd`, or Cursor's
+/// `workspace_roots`; removed when `None`) and `session` as its id.
+fn payload(fixture: &str, dir: Option<&Path>, session: &str) -> Vec<u8> {
+    let path = format!("{}/tests/fixtures/{fixture}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let obj = v.as_object_mut().expect("fixture is an object");
+    let dir_key = if obj.contains_key("workspace_roots") {
+        "workspace_roots"
+    } else {
+        "cwd"
+    };
+    match dir {
+        Some(d) if dir_key == "cwd" => {
+            obj.insert("cwd".into(), json!(d));
+        }
+        Some(d) => {
+            obj.insert("workspace_roots".into(), json!([d]));
+        }
+        None => {
+            obj.remove(dir_key);
+        }
+    }
+    for key in ["session_id", "sessionId", "conversation_id"] {
+        if obj.contains_key(key) {
+            obj.insert(key.into(), json!(session));
+        }
+    }
+    serde_json::to_vec(&v).unwrap()
+}
+
+/// A session id no other run of this test binary uses.
+fn session_id() -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    format!(
+        "sess-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// How each client takes a session-start hook's context.
+#[derive(Clone, Copy, Debug)]
+enum Format {
+    /// `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":…}}`
+    HookSpecific,
+    /// `{"additionalContext":…}`
+    TopCamel,
+    /// `{"additional_context":…}`
+    TopSnake,
+}
+
+/// Every session-start shape, detected from the payload alone.
+const SESSION_STARTS: &[(&str, Format)] = &[
+    ("claude-code-session-start.json", Format::HookSpecific),
+    ("codex-session-start.json", Format::HookSpecific),
+    ("copilot-cli-session-start.json", Format::TopCamel),
+    ("copilot-cli-pascal-session-start.json", Format::TopCamel),
+    ("vscode-session-start.json", Format::HookSpecific),
+    ("cursor-session-start.json", Format::TopSnake),
+];
+
+/// The context a session-start run printed, checking that stdout is exactly
+/// one document of the client's format; `None` for empty stdout.
+fn context(run: &HookRun, format: Format) -> Option<String> {
+    let out = run.stdout();
+    if out.is_empty() {
+        return None;
+    }
+    let v: Value = serde_json::from_str(&out)
+        .unwrap_or_else(|e| run.fail(&format!("stdout is not one JSON document: {e}")));
+    let text = match format {
+        Format::HookSpecific => {
+            let expect_keys = v.as_object().map(|o| o.len()) == Some(1)
+                && v["hookSpecificOutput"]["hookEventName"] == "SessionStart";
+            if !expect_keys {
+                run.fail("expected only hookSpecificOutput with hookEventName SessionStart");
+            }
+            &v["hookSpecificOutput"]["additionalContext"]
+        }
+        Format::TopCamel | Format::TopSnake => {
+            let key = match format {
+                Format::TopCamel => "additionalContext",
+                _ => "additional_context",
+            };
+            if v.as_object().map(|o| o.len()) != Some(1) {
+                run.fail(&format!("expected only {key}"));
+            }
+            &v[key]
+        }
+    };
+    match text.as_str() {
+        Some(s) => Some(s.to_string()),
+        None => run.fail("the context is not a string"),
+    }
+}
+
+// ---- a world with every kind of directory ----------------------------------
+
+struct World {
+    env: TestEnv,
+    /// A git project approved for workspace `w` (`berth workspace use w`).
+    approved: PathBuf,
+    /// A git project nothing assigns.
+    unassigned: PathBuf,
+    /// A project whose file names `w`, which has no root containing it.
+    proposal: PathBuf,
+    /// A folder in no project.
+    plain: PathBuf,
+}
+
+fn world() -> World {
+    let env = TestEnv::new();
+    let approved = env.git_root(env.dir("code/approved"));
+    let _ = env.run_in(&approved, ["workspace", "use", "w"]).success();
+    let unassigned = env.git_root(env.dir("code/unassigned"));
+    let proposal = env.dir("code/proposal");
+    env.project_file(&proposal, r#"{"workspace": "w"}"#);
+    let plain = env.dir("plain");
+    World {
+        env,
+        approved,
+        unassigned,
+        proposal,
+        plain,
+    }
+}
+
+/// Runs every session-start shape in `dir` and checks what each printed.
+fn every_shape_says(w: &World, dir: Option<&Path>, expect: impl Fn(Option<&str>) -> bool) {
+    for &(fixture, format) in SESSION_STARTS {
+        let run = hook(
+            &w.env,
+            &["session-start"],
+            &payload(fixture, dir, &session_id()),
+        )
+        .ok_within(Duration::from_secs(10));
+        let said = context(&run, format);
+        if !expect(said.as_deref()) {
+            run.fail(&format!("{fixture}: unexpected context {said:?}"));
+        }
+    }
+}
+
+// ---- session-start -----------------------------------------------------------
+
+#[test]
+fn every_client_in_an_approved_project_is_told_its_workspace_and_why() {
+    let w = world();
+    let line = format!(
+        "uses workspace \"w\" (reason: project-file; project {})",
+        w.approved.display()
+    );
+    every_shape_says(&w, Some(&w.approved), |c| {
+        c.is_some_and(|c| c.contains(&line))
+    });
+}
+
+#[test]
+fn every_client_in_an_unassigned_project_is_asked_once() {
+    let w = world();
+    let situation = format!("The project {} is not assigned", w.unassigned.display());
+    every_shape_says(&w, Some(&w.unassigned), |c| {
+        c.is_some_and(|c| c.contains(&situation) && c.contains("use_workspace"))
+    });
+}
+
+#[test]
+fn every_client_in_a_project_proposing_an_unapproved_workspace_is_asked() {
+    let w = world();
+    every_shape_says(&w, Some(&w.proposal), |c| {
+        c.is_some_and(|c| c.contains("proposing workspace \"w\"") && c.contains("use_workspace"))
+    });
+}
+
+#[test]
+fn every_client_outside_any_project_gets_the_default_and_is_never_asked() {
+    let w = world();
+    every_shape_says(&w, Some(&w.plain), |c| {
+        c.is_some_and(|c| {
+            c.contains("uses workspace \"default\" (reason: active; no project)")
+                && !c.contains("use_workspace")
+        })
+    });
+}
+
+#[test]
+fn every_client_without_a_cwd_hears_nothing_about_workspaces() {
+    let w = world();
+    every_shape_says(&w, None, |c| c.is_none());
+}
+
+#[test]
+fn the_notice_is_shown_once_per_client_session() {
+    let w = world();
+    let fixture = "claude-code-session-start.json";
+    let start = |id: &str| {
+        let run = hook(
+            &w.env,
+            &["session-start"],
+            &payload(fixture, Some(&w.unassigned), id),
+        )
+        .ok_within(Duration::from_secs(10));
+        let c = context(&run, Format::HookSpecific);
+        (run, c.unwrap_or_default())
+    };
+    let id = session_id();
+    let (run, first) = start(&id);
+    if !first.contains("is not assigned") {
+        run.fail("the first session-start should carry the notice");
+    }
+    // Resumed, cleared or compacted: the same id, already asked (the MCP
+    // session of the same id would not ask either).
+    let (run, again) = start(&id);
+    let plain = format!(
+        "uses workspace \"default\" (reason: active; project {})",
+        w.unassigned.display()
+    );
+    if again.contains("is not assigned") || !again.contains(&plain) {
+        run.fail("a second session-start with the same id should show the plain line");
+    }
+    let (run, other) = start(&session_id());
+    if !other.contains("is not assigned") {
+        run.fail("another session should be asked");
+    }
+}
+
+#[test]
+fn the_client_flag_decides_the_format() {
+    let w = world();
+    let bytes = payload(
+        "claude-code-session-start.json",
+        Some(&w.approved),
+        &session_id(),
+    );
+    let run = hook(&w.env, &["session-start", "--client", "cursor"], &bytes)
+        .ok_within(Duration::from_secs(10));
+    let c = context(&run, Format::TopSnake);
+    if !c.is_some_and(|c| c.contains("uses workspace \"w\"")) {
+        run.fail("--client cursor should print additional_context");
+    }
+    // An unknown name falls back to the payload's shape.
+    let run = hook(&w.env, &["session-start", "--client", "emacs"], &bytes)
+        .ok_within(Duration::from_secs(10));
+    if context(&run, Format::HookSpecific).is_none() {
+        run.fail("an unknown --client should fall back to detection");
+    }
+}
+
+// ---- never breaking the client ---------------------------------------------
+
+fn garbage() -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        ("empty", b"".to_vec()),
+        ("whitespace", b" \n\t".to_vec()),
+        ("truncated JSON", br#"{"session_id": "s", "cwd": "/tm"#.to_vec()),
+        ("null", b"null".to_vec()),
+        ("an array", br#"[{"session_id": "s", "cwd": "/tmp"}]"#.to_vec()),
+        ("a string", br#""/tmp""#.to_vec()),
+        (
+            "wrong types",
+            br#"{"session_id": 7, "cwd": ["/tmp"], "workspace_roots": "/tmp", "transcript_path": {}}"#
+                .to_vec(),
+        ),
+        ("non-UTF-8", b"{\"session_id\": \"s\", \"cwd\": \"/tmp/\xff\xfe\"}".to_vec()),
+        (
+            "a cwd that does not exist",
+            br#"{"session_id": "s", "cwd": "/nonexistent/berth/hook/dir", "hook_event_name": "SessionStart"}"#
+                .to_vec(),
+        ),
+        ("a relative cwd", br#"{"session_id": "s", "cwd": "code/shop"}"#.to_vec()),
+        ("over 1 MiB", {
+            let mut v = br#"{"session_id": "s", "cwd": "/tmp", "pad": ""#.to_vec();
+            v.extend(std::iter::repeat_n(b'x', 2 << 20));
+            v.extend_from_slice(b"\"}");
+            v
+        }),
+    ]
+}
+
+#[test]
+fn garbage_payloads_exit_0_quickly_with_nothing_on_stdout() {
+    let env = TestEnv::new();
+    // A stop command that would leave a trace if it ever ran.
+    let trace = env.root().join("stop-ran");
+    set(
+        &env,
+        "hooks.stop_command",
+        &format!("touch {}", trace.display()),
+    );
+    for (what, bytes) in garbage() {
+        for event in ["session-start", "stop"] {
+            let run = hook(&env, &[event], &bytes).silent();
+            if run.elapsed > Duration::from_secs(5) {
+                run.fail(&format!("{what}: took too long"));
+            }
+        }
+    }
+    assert!(!trace.exists(), "a stop command ran for a garbage payload");
+    let log = log_of(&env);
+    assert!(log.contains("not JSON"), "the log should say why:\n{log}");
+    assert!(
+        log.contains("larger than"),
+        "the log should say why:\n{log}"
+    );
+}
+
+#[test]
+fn a_payload_on_a_stdin_that_never_closes_is_read_or_given_up_on_in_time() {
+    let w = world();
+    // A complete payload is taken without waiting for end of input.
+    let bytes = payload(
+        "claude-code-session-start.json",
+        Some(&w.approved),
+        &session_id(),
+    );
+    let mut cmd = w.env.command(HOOK);
+    cmd.arg("session-start");
+    let run = run_hook_cmd(&w.env, cmd, &bytes, true).ok_within(Duration::from_secs(10));
+    if context(&run, Format::HookSpecific).is_none() {
+        run.fail("a complete payload on an open stdin should be answered");
+    }
+    // A partial one is given up on after the read time limit.
+    let mut cmd = w.env.command(HOOK);
+    cmd.arg("session-start");
+    run_hook_cmd(&w.env, cmd, br#"{"session_id": "s", "cwd": "#, true).silent();
+}
+
+#[test]
+fn an_unreachable_daemon_that_cannot_be_started_is_logged_and_exits_0_quickly() {
+    let env = TestEnv::new();
+    let dir = env.git_root(env.dir("code/p"));
+    for (event, fixture) in [
+        ("session-start", "claude-code-session-start.json"),
+        ("stop", "claude-code-stop.json"),
+    ] {
+        let mut cmd = env.command(HOOK);
+        cmd.arg(event).env("BERTH_DAEMON", "/nonexistent/berthd");
+        let run = run_hook_cmd(
+            &env,
+            cmd,
+            &payload(fixture, Some(&dir), &session_id()),
+            false,
+        )
+        .silent();
+        if run.elapsed > Duration::from_secs(3) {
+            run.fail("an unreachable daemon should be given up on quickly");
+        }
+        if !run.log.contains("berthd did not answer") {
+            run.fail("the log should say the daemon did not answer");
+        }
+    }
+    assert!(env.daemon_pids().is_empty(), "no daemon should run");
+}
+
+// ---- stop ----------------------------------------------------------------
+
+/// Every stop shape and the client it is recorded as.
+const STOPS: &[(&str, &str)] = &[
+    ("claude-code-stop.json", "claude-code"),
+    ("codex-stop.json", "codex"),
+    ("copilot-cli-agent-stop.json", "copilot-cli"),
+    ("copilot-cli-pascal-stop.json", "copilot-cli"),
+    ("vscode-stop.json", "vscode"),
+    ("cursor-stop.json", "cursor"),
+];
+
+/// The recorded conversations of `session`: (cwd, client, transcript, workspace).
+fn conversations(env: &TestEnv, session: &str) -> Vec<(String, String, String, String)> {
+    let db =
+        rusqlite::Connection::open_with_flags(env.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("open the registry read-only");
+    let mut q = db
+        .prepare(
+            "SELECT cwd, client, transcript_path, workspace FROM conversations
+             WHERE client_session_id = ?1",
+        )
+        .expect("query conversations");
+    q.query_map([session], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+    })
+    .expect("read conversations")
+    .map(|r| r.expect("row"))
+    .collect()
+}
+
+fn set(env: &TestEnv, key: &str, value: &str) {
+    let _ = env.run_berth(["setting", "set", key, value]).success();
+}
+
+/// Writes what the stop command saw into `$OUT`, and says something on
+/// both of its output streams.
+const RECORDING_COMMAND: &str = r#"printf '%s\n' "$BERTH_WORKSPACE" "$BERTH_REASON" "$BERTH_PROJECT" "$PWD" > "$OUT/env"; cat > "$OUT/payload"; echo said-on-stdout; echo said-on-stderr >&2"#;
+
+#[test]
+fn the_stop_command_runs_in_the_sessions_workspace_with_the_payload_for_every_client() {
+    let w = world();
+    set(&w.env, "hooks.stop_command", RECORDING_COMMAND);
+    for &(fixture, client) in STOPS {
+        let out = w.env.dir(&format!("out/{client}-{}", fixture.len()));
+        let id = session_id();
+        let bytes = payload(fixture, Some(&w.approved), &id);
+        let mut cmd = w.env.command(HOOK);
+        cmd.arg("stop").env("OUT", &out);
+        let run = run_hook_cmd(&w.env, cmd, &bytes, false).silent();
+        let seen = std::fs::read_to_string(out.join("env")).unwrap_or_default();
+        let a = w.approved.display();
+        if seen != format!("w\nproject-file\n{a}\n{a}\n") {
+            run.fail(&format!("{fixture}: the stop command saw {seen:?}"));
+        }
+        if std::fs::read(out.join("payload")).unwrap_or_default() != bytes {
+            run.fail(&format!(
+                "{fixture}: the stop command did not get the payload"
+            ));
+        }
+        if !run.log.contains("said-on-stdout") || !run.log.contains("said-on-stderr") {
+            run.fail("the stop command's output should be in the log");
+        }
+        // The conversation is recorded for that client and workspace.
+        let transcript = serde_json::from_slice::<Value>(&bytes).unwrap();
+        let transcript = ["transcript_path", "transcriptPath"]
+            .iter()
+            .find_map(|k| transcript[*k].as_str())
+            .unwrap_or("")
+            .to_string();
+        let rows = conversations(&w.env, &id);
+        let expect = vec![(
+            w.approved.display().to_string(),
+            client.to_string(),
+            transcript,
+            "w".to_string(),
+        )];
+        if rows != expect {
+            run.fail(&format!(
+                "{fixture}: recorded {rows:?}, expected {expect:?}"
+            ));
+        }
+    }
+    let claim = w
+        .env
+        .json(["claim", "--cwd", &w.approved.display().to_string()]);
+    assert_eq!(claim["workspaces"], json!(["w"]), "{claim}");
+}
+
+#[test]
+fn a_second_stop_of_the_same_session_records_the_conversation_once() {
+    let w = world();
+    let id = session_id();
+    let bytes = payload("codex-stop.json", Some(&w.unassigned), &id);
+    hook(&w.env, &["stop"], &bytes).silent();
+    hook(&w.env, &["stop"], &bytes).silent();
+    let rows = conversations(&w.env, &id);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].0, w.unassigned.display().to_string());
+    assert_eq!(rows[0].3, "default");
+}
+
+#[test]
+fn a_stop_without_a_cwd_runs_nothing_and_records_nothing() {
+    let w = world();
+    let trace = w.env.root().join("stop-ran");
+    set(
+        &w.env,
+        "hooks.stop_command",
+        &format!("touch {}", trace.display()),
+    );
+    let id = session_id();
+    hook(&w.env, &["stop"], &payload("cursor-stop.json", None, &id)).silent();
+    assert!(
+        !trace.exists(),
+        "the stop command ran without a session directory"
+    );
+    assert!(conversations(&w.env, &id).is_empty());
+}
+
+#[test]
+fn a_failing_stop_command_is_logged_and_the_hook_exits_0() {
+    let w = world();
+    set(&w.env, "hooks.stop_command", "echo broken >&2; exit 7");
+    let run = hook(
+        &w.env,
+        &["stop"],
+        &payload("claude-code-stop.json", Some(&w.approved), &session_id()),
+    )
+    .silent();
+    if !run.log.contains("stop command failed") || !run.log.contains("broken") {
+        run.fail("the failure and its stderr should be in the log");
+    }
+}
+
+/// Whether `pid` has exited (gone, or a zombie nobody reaps).
+fn exited(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next())
+            .is_some_and(|s| s == "Z" || s == "X"),
+    }
+}
+
+#[test]
+fn a_hanging_stop_command_is_stopped_with_its_children_at_its_time_limit() {
+    let w = world();
+    set(&w.env, "hooks.stop_timeout_secs", "1");
+    set(
+        &w.env,
+        "hooks.stop_command",
+        r#"echo $$ > "$OUT/leader"; sleep 60 & echo $! > "$OUT/child"; wait"#,
+    );
+    let out = w.env.dir("out");
+    let mut cmd = w.env.command(HOOK);
+    cmd.arg("stop").env("OUT", &out);
+    let bytes = payload("claude-code-stop.json", Some(&w.approved), &session_id());
+    let run = run_hook_cmd(&w.env, cmd, &bytes, false).silent();
+    if run.elapsed < Duration::from_secs(1) || run.elapsed > Duration::from_secs(5) {
+        run.fail("expected the hook to wait about the 1 s limit, then stop the command");
+    }
+    if !run.log.contains("was stopped") {
+        run.fail("the timeout should be in the log");
+    }
+    for name in ["leader", "child"] {
+        let pid: u32 = std::fs::read_to_string(out.join(name))
+            .unwrap_or_default()
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| run.fail(&format!("no {name} pid written")));
+        let gone = berth_tests::wait_until(Duration::from_secs(5), || {
+            exited(pid).then_some(()).ok_or(())
+        });
+        if gone.is_err() {
+            run.fail(&format!("the stop command's {name} (pid {pid}) still runs"));
+        }
+    }
+}
