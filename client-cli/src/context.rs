@@ -36,6 +36,17 @@ impl Ctx {
         Ok(self.conn.as_mut().expect("just opened"))
     }
 
+    /// Sends one request, cloned for the connector's one retry.
+    pub async fn unary<Req, T, F, Fut>(&mut self, req: Req, rpc: F) -> Result<T, CliError>
+    where
+        Req: Clone,
+        F: Fn(berth_proto::client::Client, Req) -> Fut,
+        Fut: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        let conn = self.conn().await?;
+        Ok(conn.call(|c| rpc(c, req.clone())).await?)
+    }
+
     /// The caller forwarded with requests: the cwd (`BERTH_CWD` overrides
     /// it, for bridges), `BERTH_WORKSPACE` and `BERTH_EXTRA_HOME`.
     pub fn caller(&self) -> Result<pb::Caller, CliError> {

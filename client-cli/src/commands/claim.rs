@@ -32,12 +32,7 @@ pub async fn cmd_claim(ctx: &mut Ctx, args: ClaimArgs) -> Result<(), CliError> {
         workspace: args.workspace.clone().unwrap_or_default(),
     };
     let reply = ctx
-        .conn()
-        .await?
-        .call(|mut c| {
-            let req = req.clone();
-            async move { c.claim(req).await }
-        })
+        .unary(req, |mut c, r| async move { c.claim(r).await })
         .await?;
     match (args.workspace, ctx.json) {
         (Some(w), true) => {

@@ -24,12 +24,7 @@ pub struct ExplainArgs {
 pub async fn cmd_explain(ctx: &mut Ctx, args: ExplainArgs) -> Result<(), CliError> {
     let req = super::resolve::request(ctx, args.path, args.workspace, args.agent)?;
     let reply = ctx
-        .conn()
-        .await?
-        .call(|mut c| {
-            let req = req.clone();
-            async move { c.explain(req).await }
-        })
+        .unary(req, |mut c, r| async move { c.explain(r).await })
         .await?;
     let r = reply.resolution.clone().unwrap_or_default();
     if ctx.json {

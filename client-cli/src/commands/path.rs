@@ -32,12 +32,7 @@ pub async fn cmd_path(ctx: &mut Ctx, args: PathArgs) -> Result<(), CliError> {
         session_id: String::new(),
     };
     let reply = ctx
-        .conn()
-        .await?
-        .call(|mut c| {
-            let req = req.clone();
-            async move { c.qualify_path(req).await }
-        })
+        .unary(req, |mut c, r| async move { c.qualify_path(r).await })
         .await?;
     if ctx.json {
         return output::json(&serde_json::json!({

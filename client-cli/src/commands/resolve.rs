@@ -44,12 +44,7 @@ pub fn request(
 pub async fn cmd_resolve(ctx: &mut Ctx, args: ResolveArgs) -> Result<(), CliError> {
     let req = request(ctx, args.path, args.workspace, args.agent)?;
     let reply = ctx
-        .conn()
-        .await?
-        .call(|mut c| {
-            let req = req.clone();
-            async move { c.resolve(req).await }
-        })
+        .unary(req, |mut c, r| async move { c.resolve(r).await })
         .await?;
     let r = reply.resolution.unwrap_or_default();
     if ctx.json {

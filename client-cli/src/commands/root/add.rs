@@ -29,12 +29,7 @@ pub async fn cmd_root_add(ctx: &mut Ctx, args: AddArgs) -> Result<(), CliError> 
         allow_overlap: args.allow_overlap,
     };
     let reply = ctx
-        .conn()
-        .await?
-        .call(|mut c| {
-            let req = req.clone();
-            async move { c.add_root(req).await }
-        })
+        .unary(req, |mut c, r| async move { c.add_root(r).await })
         .await?;
     if ctx.json {
         output::json(&serde_json::json!({"workspace": reply.workspace, "path": reply.path}))

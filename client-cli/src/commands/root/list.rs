@@ -19,12 +19,7 @@ pub async fn cmd_root_list(ctx: &mut Ctx, args: ListArgs) -> Result<(), CliError
         workspace: args.workspace.unwrap_or_default(),
     };
     let reply = ctx
-        .conn()
-        .await?
-        .call(|mut c| {
-            let req = req.clone();
-            async move { c.list_roots(req).await }
-        })
+        .unary(req, |mut c, r| async move { c.list_roots(r).await })
         .await?;
     if ctx.json {
         let roots: Vec<_> = reply

@@ -26,12 +26,7 @@ pub async fn cmd_root_remove(ctx: &mut Ctx, args: RemoveArgs) -> Result<(), CliE
         allow_overlap: false,
     };
     let reply = ctx
-        .conn()
-        .await?
-        .call(|mut c| {
-            let req = req.clone();
-            async move { c.remove_root(req).await }
-        })
+        .unary(req, |mut c, r| async move { c.remove_root(r).await })
         .await?;
     if ctx.json {
         output::json(&serde_json::json!({"workspace": reply.workspace, "path": reply.path}))

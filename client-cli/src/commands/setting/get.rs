@@ -13,12 +13,7 @@ pub async fn cmd_setting_get(ctx: &mut Ctx, args: KeyArg) -> Result<(), CliError
         value: String::new(),
     };
     let reply = ctx
-        .conn()
-        .await?
-        .call(|mut c| {
-            let req = req.clone();
-            async move { c.get_setting(req).await }
-        })
+        .unary(req, |mut c, r| async move { c.get_setting(r).await })
         .await?;
     if ctx.json {
         return output::json(&super::setting_json(&reply.key, reply.value.as_deref()));

@@ -22,12 +22,7 @@ pub async fn cmd_setting_set(ctx: &mut Ctx, args: SetArgs) -> Result<(), CliErro
         value: args.value,
     };
     let reply = ctx
-        .conn()
-        .await?
-        .call(|mut c| {
-            let req = req.clone();
-            async move { c.set_setting(req).await }
-        })
+        .unary(req, |mut c, r| async move { c.set_setting(r).await })
         .await?;
     if ctx.json {
         output::json(&super::setting_json(&reply.key, reply.value.as_deref()))

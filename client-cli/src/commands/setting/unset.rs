@@ -13,12 +13,7 @@ pub async fn cmd_setting_unset(ctx: &mut Ctx, args: KeyArg) -> Result<(), CliErr
         value: String::new(),
     };
     let reply = ctx
-        .conn()
-        .await?
-        .call(|mut c| {
-            let req = req.clone();
-            async move { c.unset_setting(req).await }
-        })
+        .unary(req, |mut c, r| async move { c.unset_setting(r).await })
         .await?;
     if ctx.json {
         output::json(&super::setting_json(&reply.key, None))

@@ -27,12 +27,7 @@ pub async fn cmd_workspace_create(ctx: &mut Ctx, args: CreateArgs) -> Result<(),
         home: crate::commands::path_arg(args.home, "--home")?,
     };
     let w = ctx
-        .conn()
-        .await?
-        .call(|mut c| {
-            let req = req.clone();
-            async move { c.create_workspace(req).await }
-        })
+        .unary(req, |mut c, r| async move { c.create_workspace(r).await })
         .await?;
     if ctx.json {
         output::json(&super::info_json(&w))

@@ -23,12 +23,7 @@ pub async fn cmd_workspace_delete(ctx: &mut Ctx, args: DeleteArgs) -> Result<(),
         purge: args.purge,
     };
     let reply = ctx
-        .conn()
-        .await?
-        .call(|mut c| {
-            let req = req.clone();
-            async move { c.delete_workspace(req).await }
-        })
+        .unary(req, |mut c, r| async move { c.delete_workspace(r).await })
         .await?;
     if ctx.json {
         return output::json(&serde_json::json!({

@@ -10,12 +10,7 @@ use crate::output::{self, CliError};
 pub async fn cmd_workspace_switch(ctx: &mut Ctx, args: NameArg) -> Result<(), CliError> {
     let req = pb::SwitchWorkspaceRequest { name: args.name };
     let w = ctx
-        .conn()
-        .await?
-        .call(|mut c| {
-            let req = req.clone();
-            async move { c.switch_workspace(req).await }
-        })
+        .unary(req, |mut c, r| async move { c.switch_workspace(r).await })
         .await?;
     if ctx.json {
         output::json(&super::info_json(&w))

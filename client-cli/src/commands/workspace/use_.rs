@@ -32,12 +32,7 @@ pub async fn cmd_workspace_use(ctx: &mut Ctx, args: UseArgs) -> Result<(), CliEr
         mode: pb::Mode::Cli as i32,
     };
     let reply = ctx
-        .conn()
-        .await?
-        .call(|mut c| {
-            let req = req.clone();
-            async move { c.use_workspace(req).await }
-        })
+        .unary(req, |mut c, r| async move { c.use_workspace(r).await })
         .await?;
     if ctx.json {
         return output::json(&serde_json::json!({
