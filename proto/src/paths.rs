@@ -276,13 +276,14 @@ mod tests {
 
     #[test]
     fn a_private_runtime_dir_holds_the_socket() {
+        use std::os::unix::fs::PermissionsExt;
         let tmp = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         let e = EnvCtx {
             xdg_runtime_dir: Some(tmp.path().into()),
             uid: current_uid(),
             ..env()
         };
-        // tempdir() creates 0700 folders owned by us.
         assert_eq!(
             socket_path(&e).unwrap(),
             tmp.path().join("berth/berthd.sock")
