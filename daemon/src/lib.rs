@@ -47,3 +47,7 @@ pub mod tools;
 pub mod use_workspace;
 pub mod watch;
 pub mod workspaces;
+
+// The invariants the fuzz targets and the corpus replay check; not an interface.
+#[doc(hidden)]
+pub mod fuzz_checks;

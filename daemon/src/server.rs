@@ -520,3 +520,52 @@ fn answer_of(r: pb::Resolution) -> Result<crate::resolve::Answer, Status> {
         notes: r.notes,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    const OURS: &str = "0.5.0";
+
+    fn check(stamp: Option<&str>) -> Result<(), Status> {
+        let mut req = Request::new(());
+        if let Some(s) = stamp {
+            req.metadata_mut()
+                .insert(CLIENT_VERSION_HEADER, s.parse().expect("ASCII stamp"));
+        }
+        check_client_version(OURS, &req)
+    }
+
+    /// A newer daemon meeting an old client: the old client has no code to
+    /// restart anything, so the message itself must say what happened and
+    /// what to do, naming both versions.
+    #[test]
+    fn an_older_client_speaking_an_older_protocol_is_told_to_upgrade_naming_both_versions() {
+        let err = check(Some("0.0.1/0")).unwrap_err();
+        assert_eq!(Code::of(&err), Some(Code::ClientOutdated));
+        let msg = err.message();
+        for needle in ["0.0.1", OURS, "upgrade berth", "berth daemon stop"] {
+            assert!(msg.contains(needle), "{needle:?} missing from {msg:?}");
+        }
+    }
+
+    /// A newer client meeting this daemon: `daemon-outdated`, which the
+    /// client answers by replacing the daemon.
+    #[rstest]
+    #[case::a_newer_version("99.0.0/1".to_string())]
+    #[case::a_newer_protocol(format!("{OURS}/{}", PROTOCOL + 1))]
+    fn a_newer_client_finds_the_daemon_outdated(#[case] stamp: String) {
+        let err = check(Some(&stamp)).unwrap_err();
+        assert_eq!(Code::of(&err), Some(Code::DaemonOutdated));
+        assert!(err.message().contains(OURS), "{}", err.message());
+    }
+
+    #[rstest]
+    #[case::the_same_version(Some(format!("{OURS}/{PROTOCOL}")))]
+    #[case::an_older_client_on_the_same_protocol(Some(format!("0.4.9/{PROTOCOL}")))]
+    #[case::no_stamp(None)]
+    fn compatible_clients_and_other_tools_are_served(#[case] stamp: Option<String>) {
+        assert!(check(stamp.as_deref()).is_ok());
+    }
+}
