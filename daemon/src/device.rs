@@ -9,8 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
+use crate::cache::{CacheConfig, LookupCache};
 use crate::error::BerthError;
-use crate::fsview::{FsView, RealFs};
 use crate::registry::Registry;
 use crate::store::{Store, StoreError};
 
@@ -22,7 +22,8 @@ pub struct Device {
     pub(crate) socket: PathBuf,
     /// The user's home directory, where every walk stops.
     pub(crate) home: Option<PathBuf>,
-    pub(crate) fs: Box<dyn FsView + Send + Sync>,
+    /// The lookup cache every walk looks through (the real filesystem inside).
+    pub(crate) fs: Arc<LookupCache>,
     version: String,
     stop: tokio::sync::watch::Sender<bool>,
     pub(crate) sessions: crate::sessions::Sessions,
@@ -41,13 +42,17 @@ impl Device {
         // Compare canonical paths: a walk from /home/u/x must stop at the
         // home even when $HOME is spelled through a symlink.
         let home = home.map(|h| std::fs::canonicalize(&h).unwrap_or(h));
+        // Read once, at start: changing these settings takes effect on the next daemon.
+        let cache = LookupCache::new(CacheConfig::from_settings(|key| {
+            store.get_setting(key).ok().flatten()
+        }));
         Ok(Device {
             store,
             snapshot,
             data_dir,
             socket,
             home,
-            fs: Box::new(RealFs),
+            fs: cache,
             version,
             stop: tokio::sync::watch::channel(false).0,
             sessions: crate::sessions::Sessions::default(),

@@ -12,6 +12,14 @@ pub const KNOWN: &[(&str, &str)] = &[
         "hooks.stop_timeout_secs",
         "a whole number of seconds, 1 or more",
     ),
+    (
+        "cache.max_entries",
+        "a whole number of directories, 0 or more (0 turns the lookup cache off); read at daemon start",
+    ),
+    (
+        "cache.max_watches",
+        "a whole number of watches, 0 or more (0 re-checks every cached directory on use); read at daemon start",
+    ),
 ];
 
 impl Device {
@@ -32,6 +40,7 @@ impl Device {
                 true
             }
             "scratch.keep_hours" => value.parse::<u32>().is_ok(),
+            "cache.max_entries" | "cache.max_watches" => value.parse::<usize>().is_ok(),
             "hooks.stop_timeout_secs" => value.parse::<u32>().is_ok_and(|v| v >= 1),
             _ => !value.is_empty(),
         };

@@ -119,7 +119,9 @@ impl Device {
 
     /// Forgets cached lookups at and below `dir` (the daemon's own writes
     /// invalidate before they are answered).
-    pub(crate) fn invalidate(&self, _dir: &std::path::Path) {}
+    pub(crate) fn invalidate(&self, dir: &std::path::Path) {
+        self.fs.invalidate(dir);
+    }
 }
 
 /// Writes `{"workspace": name}` into the project file, keeping any other

@@ -1,0 +1,978 @@
+//! The lookup cache (SPEC §11): for each directory a walk visits, what [`RealFs`] saw there (the
+//! project file's parsed result and whether `.git` exists), shared by every request and kept
+//! correct by filesystem watches.
+//!
+//! How an entry stays true:
+//! - **Watched**: before the disk is read, the folder, each of its ancestors and its `.berth/`
+//!   folder are watched (non-recursive). Any later change that could alter the entry produces an
+//!   event, and the worker thread drops the entry. A change before the watch is seen by the read.
+//! - **Stat-checked**: when no watch can be had (the configured limit, the kernel's limit, or a
+//!   network filesystem that delivers no events), the entry keeps a fingerprint of the folder,
+//!   `.berth/` and the project file (device, inode, size, mtime, ctime) and is re-checked on
+//!   every use. An entry whose fingerprint is younger than [`CacheConfig::trust_after`] is not
+//!   kept at all: timestamps are coarse and two writes within one tick look alike.
+//! - **Never cached**: a `.berth` or project file that is a symlink (its target can change
+//!   without any event here), and relative paths.
+//!
+//! A fill races with invalidation through a token: the fill puts a pending slot in first, and
+//! stores its result only if that very slot is still there, so an invalidation that lands while
+//! the disk is read wins. An overflow (a lost event) drops every entry and every watch.
+//!
+//! **Architecture Invariant:** a path is watched only while all its ancestors are (renaming an
+//! ancestor is then always seen), and a watch is forgotten before the entries it guards are
+//! dropped, so a fill can never store an entry behind a watch that is no longer there.
+
+use std::collections::{BTreeSet, HashMap};
+use std::ops::Bound;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak, mpsc};
+use std::time::{Duration, SystemTime};
+
+use crate::fsview::{DirLook, FsView, RealFs};
+use crate::project_file::{PROJECT_DIR, project_file_path};
+use crate::watch::{ChangeKind, DirWatcher, EventSink, NoWatcher, NotifyWatcher, WatchError};
+use crate::watch::{WatchEvent, WatchEvent::Change};
+
+/// How the cache is bounded. Read from settings at daemon start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheConfig {
+    /// The most directories kept (least recently used go first). 0 turns the cache off.
+    pub max_entries: usize,
+    /// The most watches held (folders and `.berth/` folders). 0: every entry is stat-checked.
+    pub max_watches: usize,
+    /// How old a stat-checked entry's timestamps must be before it is trusted.
+    pub trust_after: Duration,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        Self {
+            max_entries: 100_000,
+            max_watches: 65_536,
+            trust_after: Duration::from_secs(2),
+        }
+    }
+}
+
+impl CacheConfig {
+    /// The setting bounding the number of entries.
+    pub const MAX_ENTRIES_KEY: &'static str = "cache.max_entries";
+    /// The setting bounding the number of watches.
+    pub const MAX_WATCHES_KEY: &'static str = "cache.max_watches";
+
+    /// The configuration from settings (`get` returns a setting's value); unset or unreadable
+    /// values keep their default.
+    pub fn from_settings(get: impl Fn(&str) -> Option<String>) -> Self {
+        let d = Self::default();
+        let num = |key, default| get(key).and_then(|v| v.parse().ok()).unwrap_or(default);
+        Self {
+            max_entries: num(Self::MAX_ENTRIES_KEY, d.max_entries),
+            max_watches: num(Self::MAX_WATCHES_KEY, d.max_watches),
+            ..d
+        }
+    }
+}
+
+/// What `berth daemon status` shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    pub entries: usize,
+    pub watches: usize,
+    pub hits: u64,
+    pub misses: u64,
+    pub invalidations: u64,
+    pub overflows: u64,
+}
+
+/// Why a stored entry is still true.
+#[derive(Debug, Clone)]
+enum Check {
+    Watched,
+    Stat(Box<Fingerprint>),
+}
+
+#[derive(Debug)]
+enum SlotState {
+    /// A fill is reading the disk; it stores its result only if this token is still here.
+    Pending(u64),
+    Ready {
+        look: DirLook,
+        check: Check,
+    },
+}
+
+#[derive(Debug)]
+struct Slot {
+    state: SlotState,
+    /// The clock when last used: an approximate LRU that reads update without a write lock.
+    used: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct Entries {
+    slots: HashMap<Arc<Path>, Slot>,
+    /// The same keys in path order, so a folder's subtree is one range.
+    order: BTreeSet<Arc<Path>>,
+}
+
+impl Entries {
+    fn under<'a>(&'a self, dir: &'a Path) -> impl Iterator<Item = &'a Arc<Path>> + 'a {
+        self.order
+            .range::<Path, _>((Bound::Included(dir), Bound::Unbounded))
+            .take_while(move |p| p.starts_with(dir))
+    }
+
+    fn remove_under(&mut self, dir: &Path) -> usize {
+        let gone: Vec<Arc<Path>> = self.under(dir).cloned().collect();
+        for p in &gone {
+            self.order.remove(p);
+            self.slots.remove(p);
+        }
+        gone.len()
+    }
+
+    fn remove_one(&mut self, dir: &Path) -> bool {
+        self.order.remove(dir);
+        self.slots.remove(dir).is_some()
+    }
+
+    fn insert(&mut self, dir: &Path, slot: Slot) {
+        if let Some(old) = self.slots.get_mut(dir) {
+            *old = slot;
+            return;
+        }
+        let key: Arc<Path> = Arc::from(dir);
+        self.order.insert(key.clone());
+        self.slots.insert(key, slot);
+    }
+
+    /// Drops the least recently used entries (with everything cached beneath each, so an entry
+    /// never outlives the watches of its ancestors) until `keep` remain. Returns the dropped
+    /// subtrees' tops.
+    fn evict(&mut self, keep: usize) -> Vec<Arc<Path>> {
+        let mut by_age: Vec<(u64, Arc<Path>)> = self
+            .slots
+            .iter()
+            .filter(|(_, s)| matches!(s.state, SlotState::Ready { .. }))
+            .map(|(p, s)| (s.used.load(Relaxed), p.clone()))
+            .collect();
+        by_age.sort_unstable();
+        let mut dropped = Vec::new();
+        for (_, path) in by_age {
+            if self.slots.len() <= keep {
+                break;
+            }
+            if self.slots.contains_key(&path) && self.remove_under(&path) > 0 {
+                dropped.push(path);
+            }
+        }
+        dropped
+    }
+}
+
+/// The watches held, behind one lock with the watcher itself so that deciding and acting agree.
+struct WatchTable {
+    watcher: Box<dyn DirWatcher>,
+    watched: BTreeSet<PathBuf>,
+    max: usize,
+    /// The kernel refused a watch; cleared when a watch is given back.
+    kernel_full: bool,
+}
+
+impl WatchTable {
+    fn add(&mut self, dir: &Path) -> bool {
+        if self.watched.contains(dir) {
+            return true;
+        }
+        if self.watched.len() >= self.max || self.kernel_full {
+            return false;
+        }
+        match self.watcher.watch(dir) {
+            Ok(()) => {
+                self.watched.insert(dir.to_path_buf());
+                true
+            }
+            Err(WatchError::Limit) => {
+                tracing::warn!(
+                    watches = self.watched.len(),
+                    "the kernel's watch limit is reached; further folders are re-checked on use"
+                );
+                self.kernel_full = true;
+                false
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Forgets `dir` and every watch beneath it.
+    fn forget_under(&mut self, dir: &Path) {
+        let gone: Vec<PathBuf> = self
+            .watched
+            .range::<Path, _>((Bound::Included(dir), Bound::Unbounded))
+            .take_while(|p| p.starts_with(dir))
+            .cloned()
+            .collect();
+        for p in gone {
+            self.watcher.unwatch(&p);
+            self.watched.remove(&p);
+            self.kernel_full = false;
+        }
+    }
+
+    fn forget_all(&mut self) {
+        for p in std::mem::take(&mut self.watched) {
+            self.watcher.unwatch(&p);
+        }
+        self.kernel_full = false;
+    }
+}
+
+/// Messages for the worker thread that applies invalidations.
+enum WorkerMsg {
+    Event(WatchEvent),
+    Evicted(Vec<Arc<Path>>),
+    /// A fill lost its race with an invalidation: give its watches back unless something is
+    /// cached there again.
+    Release(PathBuf),
+}
+
+/// How a fill will keep its result true.
+enum Plan {
+    Watched,
+    Stat(Box<Fingerprint>),
+    Uncached,
+}
+
+/// The lookup cache. See the module documentation.
+pub struct LookupCache {
+    inner: Arc<dyn FsView + Send + Sync>,
+    entries: RwLock<Entries>,
+    watches: Mutex<WatchTable>,
+    config: CacheConfig,
+    to_worker: mpsc::Sender<WorkerMsg>,
+    clock: AtomicU64,
+    tokens: AtomicU64,
+    watch_count: AtomicUsize,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    invalidations: AtomicU64,
+    overflows: AtomicU64,
+}
+
+impl std::fmt::Debug for LookupCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LookupCache")
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+impl LookupCache {
+    /// The daemon's cache: the real filesystem, watched by notify. When no watcher can be
+    /// started, every entry is stat-checked instead.
+    pub fn new(config: CacheConfig) -> Arc<Self> {
+        Self::with_parts(config, Arc::new(RealFs), |sink| {
+            match NotifyWatcher::new(sink) {
+                Ok(w) => Box::new(w),
+                Err(e) => {
+                    tracing::warn!(error = ?e, "cannot start the filesystem watcher; every lookup is re-checked on use");
+                    Box::new(NoWatcher)
+                }
+            }
+        })
+    }
+
+    /// A cache over `inner`, with the watcher `make_watcher` builds around the sink it is given.
+    pub fn with_parts(
+        config: CacheConfig,
+        inner: Arc<dyn FsView + Send + Sync>,
+        make_watcher: impl FnOnce(EventSink) -> Box<dyn DirWatcher>,
+    ) -> Arc<Self> {
+        let (tx, rx) = mpsc::channel();
+        let sink = EventSink::new({
+            let tx = tx.clone();
+            move |ev| {
+                let _ = tx.send(WorkerMsg::Event(ev));
+            }
+        });
+        let watcher = make_watcher(sink);
+        let cache = Arc::new(Self {
+            inner,
+            entries: RwLock::new(Entries::default()),
+            watches: Mutex::new(WatchTable {
+                watcher,
+                watched: BTreeSet::new(),
+                max: config.max_watches,
+                kernel_full: false,
+            }),
+            config,
+            to_worker: tx,
+            clock: AtomicU64::new(0),
+            tokens: AtomicU64::new(0),
+            watch_count: AtomicUsize::new(0),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            invalidations: AtomicU64::new(0),
+            overflows: AtomicU64::new(0),
+        });
+        let weak = Arc::downgrade(&cache);
+        std::thread::Builder::new()
+            .name("berth-cache".into())
+            .spawn(move || worker(&weak, &rx))
+            .expect("spawning the cache worker thread");
+        cache
+    }
+
+    /// Forgets `dir` and everything cached beneath it. Synchronous: the daemon's own writes
+    /// call it before they answer.
+    pub fn invalidate(&self, dir: &Path) {
+        let n = self.write_entries().remove_under(dir);
+        self.invalidations.fetch_add(n as u64, Relaxed);
+    }
+
+    /// Forgets every entry (watches stay: they are still true).
+    pub fn clear(&self) {
+        let mut e = self.write_entries();
+        let n = e.slots.len();
+        *e = Entries::default();
+        self.invalidations.fetch_add(n as u64, Relaxed);
+    }
+
+    /// Counts for `berth daemon status`.
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            entries: self.read_entries().slots.len(),
+            watches: self.watch_count.load(Relaxed),
+            hits: self.hits.load(Relaxed),
+            misses: self.misses.load(Relaxed),
+            invalidations: self.invalidations.load(Relaxed),
+            overflows: self.overflows.load(Relaxed),
+        }
+    }
+
+    fn read_entries(&self) -> std::sync::RwLockReadGuard<'_, Entries> {
+        self.entries.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write_entries(&self) -> std::sync::RwLockWriteGuard<'_, Entries> {
+        self.entries.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock_watches(&self) -> MutexGuard<'_, WatchTable> {
+        self.watches.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A stored entry that is still true, if any. Never does I/O under the lock.
+    fn lookup(&self, dir: &Path) -> Option<DirLook> {
+        let (look, fingerprint) = {
+            let entries = self.read_entries();
+            let slot = entries.slots.get(dir)?;
+            let SlotState::Ready { look, check } = &slot.state else {
+                return None;
+            };
+            slot.used.store(self.clock.load(Relaxed), Relaxed);
+            match check {
+                Check::Watched => {
+                    self.hits.fetch_add(1, Relaxed);
+                    return Some(look.clone());
+                }
+                Check::Stat(fp) => (look.clone(), fp.clone()),
+            }
+        };
+        if Fingerprint::take(dir).as_ref() == Some(&*fingerprint) {
+            self.hits.fetch_add(1, Relaxed);
+            Some(look)
+        } else {
+            None
+        }
+    }
+
+    /// Reads `dir` from the disk and stores the result if nothing invalidated it meanwhile.
+    fn fill(&self, dir: &Path) -> DirLook {
+        self.misses.fetch_add(1, Relaxed);
+        if self.config.max_entries == 0 || !dir.is_absolute() {
+            return self.inner.look(dir);
+        }
+        let token = self.tokens.fetch_add(1, Relaxed) + 1;
+        {
+            let mut entries = self.write_entries();
+            if let Some(Slot {
+                state: SlotState::Pending(_),
+                ..
+            }) = entries.slots.get(dir)
+            {
+                // Another request is filling it: read through rather than wait.
+                drop(entries);
+                return self.inner.look(dir);
+            }
+            entries.insert(
+                dir,
+                Slot {
+                    state: SlotState::Pending(token),
+                    used: AtomicU64::new(0),
+                },
+            );
+        }
+        // The watches (or the fingerprint) come before the read: a change after them is seen,
+        // a change before them is in what the read returns.
+        let plan = self.plan(dir);
+        let look = self.inner.look(dir);
+        let check = match plan {
+            Plan::Watched => Check::Watched,
+            Plan::Stat(fp) => Check::Stat(fp),
+            Plan::Uncached => {
+                let mut entries = self.write_entries();
+                if matches!(entries.slots.get(dir), Some(Slot { state: SlotState::Pending(t), .. }) if *t == token)
+                {
+                    entries.remove_one(dir);
+                }
+                return look;
+            }
+        };
+        let mut stored = false;
+        let evicted = {
+            let mut entries = self.write_entries();
+            if let Some(slot) = entries.slots.get_mut(dir)
+                && matches!(slot.state, SlotState::Pending(t) if t == token)
+            {
+                stored = true;
+                slot.state = SlotState::Ready {
+                    look: look.clone(),
+                    check,
+                };
+                slot.used
+                    .store(self.clock.fetch_add(1, Relaxed) + 1, Relaxed);
+            }
+            if entries.slots.len() > self.config.max_entries {
+                entries.evict(self.config.max_entries - self.config.max_entries / 10)
+            } else {
+                Vec::new()
+            }
+        };
+        if !stored {
+            let _ = self.to_worker.send(WorkerMsg::Release(dir.to_path_buf()));
+        }
+        if !evicted.is_empty() {
+            // Giving the watches back is the worker's job, off the request path.
+            let _ = self.to_worker.send(WorkerMsg::Evicted(evicted));
+        }
+        look
+    }
+
+    /// Decides how a fill of `dir` stays true, setting up its watches if it can have them.
+    fn plan(&self, dir: &Path) -> Plan {
+        let berth = dir.join(PROJECT_DIR);
+        let berth_meta = std::fs::symlink_metadata(&berth).ok();
+        if berth_meta
+            .as_ref()
+            .is_some_and(|m| m.file_type().is_symlink())
+        {
+            return Plan::Uncached;
+        }
+        let berth_is_dir = berth_meta.as_ref().is_some_and(|m| m.is_dir());
+        if berth_is_dir
+            && std::fs::symlink_metadata(project_file_path(dir))
+                .is_ok_and(|m| m.file_type().is_symlink())
+        {
+            return Plan::Uncached;
+        }
+        if delivers_events(dir) && self.watch(dir, berth_is_dir.then_some(&berth)) {
+            return Plan::Watched;
+        }
+        match Fingerprint::take(dir) {
+            Some(fp) if !fp.is_recent(SystemTime::now(), self.config.trust_after) => {
+                Plan::Stat(Box::new(fp))
+            }
+            _ => Plan::Uncached,
+        }
+    }
+
+    /// Watches `dir`, the ancestors not watched yet (farthest first), and `berth`.
+    fn watch(&self, dir: &Path, berth: Option<&Path>) -> bool {
+        let mut table = self.lock_watches();
+        let missing: Vec<&Path> = dir
+            .ancestors()
+            .take_while(|d| d.parent().is_some() && !table.watched.contains(*d))
+            .collect();
+        let ok = missing.iter().rev().all(|d| table.add(d)) && berth.is_none_or(|b| table.add(b));
+        self.watch_count.store(table.watched.len(), Relaxed);
+        ok
+    }
+
+    /// Forgets the watches at and under `dir` (before the entries they guard go).
+    fn forget_watches_under(&self, dir: &Path) {
+        let mut table = self.lock_watches();
+        if table
+            .watched
+            .range::<Path, _>((Bound::Included(dir), Bound::Unbounded))
+            .next()
+            .is_some_and(|p| p.starts_with(dir))
+        {
+            table.forget_under(dir);
+            self.watch_count.store(table.watched.len(), Relaxed);
+        }
+    }
+
+    fn invalidate_under_if_cached(&self, dir: &Path) {
+        if self.read_entries().under(dir).next().is_some() {
+            self.invalidate(dir);
+        }
+    }
+
+    fn invalidate_one(&self, dir: &Path) {
+        if self.read_entries().slots.contains_key(dir) && self.write_entries().remove_one(dir) {
+            self.invalidations.fetch_add(1, Relaxed);
+        }
+    }
+
+    /// Applies one change at `path`.
+    fn on_change(&self, kind: ChangeKind, path: &Path) {
+        if kind.is_structural() {
+            // The path may now name another folder: its watches (and those beneath, which
+            // notify drops itself) no longer guard it.
+            self.forget_watches_under(path);
+        }
+        if kind.is_structural() || kind == ChangeKind::Metadata {
+            // A folder moved, deleted or made unreadable changes every entry beneath it.
+            self.invalidate_under_if_cached(path);
+        }
+        let name = path.file_name().and_then(|n| n.to_str());
+        let parent = path.parent();
+        match name {
+            Some(PROJECT_DIR | ".git") => {
+                if let Some(parent) = parent {
+                    self.invalidate_one(parent);
+                }
+            }
+            Some("workspace.json") => {
+                if let Some(parent) = parent
+                    && parent.file_name().is_some_and(|n| n == PROJECT_DIR)
+                    && let Some(dir) = parent.parent()
+                {
+                    self.invalidate_one(dir);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn apply(&self, msg: WorkerMsg) {
+        match msg {
+            WorkerMsg::Event(WatchEvent::Overflow) => {
+                tracing::info!("filesystem events were lost; dropping the lookup cache");
+                self.overflows.fetch_add(1, Relaxed);
+                {
+                    let mut table = self.lock_watches();
+                    table.forget_all();
+                    self.watch_count.store(0, Relaxed);
+                }
+                self.clear();
+            }
+            WorkerMsg::Event(Change { kind, paths }) => {
+                for p in &paths {
+                    self.on_change(kind, p);
+                }
+            }
+            WorkerMsg::Release(dir) => {
+                if self.read_entries().under(&dir).next().is_none() {
+                    // Watches first, then entries: a fill that slipped in meanwhile loses.
+                    self.forget_watches_under(&dir);
+                    self.write_entries().remove_under(&dir);
+                }
+            }
+            WorkerMsg::Evicted(tops) => {
+                for top in &tops {
+                    self.forget_watches_under(top);
+                    self.write_entries().remove_under(top);
+                }
+            }
+        }
+    }
+}
+
+impl FsView for LookupCache {
+    fn look(&self, dir: &Path) -> DirLook {
+        match self.lookup(dir) {
+            Some(look) => look,
+            None => self.fill(dir),
+        }
+    }
+}
+
+fn worker(cache: &Weak<LookupCache>, rx: &mpsc::Receiver<WorkerMsg>) {
+    while let Ok(msg) = rx.recv() {
+        let Some(cache) = cache.upgrade() else { break };
+        cache.apply(msg);
+    }
+}
+
+/// What a stat-checked entry compares on use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Fingerprint {
+    dir: Stamp,
+    berth: Option<Stamp>,
+    file: Option<Stamp>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    mode: u32,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(path: &Path) -> Option<Stamp> {
+        let m = std::fs::symlink_metadata(path).ok()?;
+        Some(Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            mode: m.mode(),
+            size: m.size(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        })
+    }
+}
+
+impl Fingerprint {
+    /// The folder's own stamp covers `.git` and `.berth` appearing, going or being renamed (its
+    /// mtime and ctime move); the others cover the project file.
+    fn take(dir: &Path) -> Option<Fingerprint> {
+        let dir_stamp = Stamp::of(dir)?;
+        let berth = Stamp::of(&dir.join(PROJECT_DIR));
+        let is_dir = berth.is_some_and(|b| b.mode & libc::S_IFMT == libc::S_IFDIR);
+        let file = if is_dir {
+            Stamp::of(&project_file_path(dir))
+        } else {
+            None
+        };
+        Some(Fingerprint {
+            dir: dir_stamp,
+            berth,
+            file,
+        })
+    }
+
+    /// Whether any timestamp is within `window` of `now` (or in the future): a second change in
+    /// the same clock tick would then leave the fingerprint unchanged.
+    fn is_recent(&self, now: SystemTime, window: Duration) -> bool {
+        let limit = now
+            .checked_sub(window)
+            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as i128);
+        let ns = |(s, n): (i64, i64)| i128::from(s) * 1_000_000_000 + i128::from(n);
+        [Some(self.dir), self.berth, self.file]
+            .into_iter()
+            .flatten()
+            .any(|s| ns(s.mtime) >= limit || ns(s.ctime) >= limit)
+    }
+}
+
+/// Whether changes on `dir`'s filesystem reach this machine's watches. Network and FUSE
+/// filesystems report only the changes made through this client, so their entries are
+/// stat-checked instead (docs/decisions/0004-network-filesystems-and-the-cache.md).
+#[cfg(target_os = "linux")]
+fn delivers_events(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    const NO_EVENTS: &[u32] = &[
+        0x6969,      // NFS
+        0x517B,      // SMB
+        0xFF53_4D42, // CIFS
+        0xFE53_4D42, // SMB2
+        0x6573_5546, // FUSE (sshfs, rclone, virtiofs, ...)
+        0x0102_1997, // 9p (WSL2's /mnt/c, VMs)
+        0x00C3_6400, // Ceph
+        0x5346_414F, // AFS
+        0x6B41_4653, // kAFS
+        0x7375_7245, // Coda
+        0x564C,      // NCP
+        0x7461_636F, // OCFS2
+        0x0116_1970, // GFS2
+        0x0BD0_0BD0, // Lustre
+        0x1366_1366, // OrangeFS
+        0x786F_4256, // VirtualBox shared folders
+        0x4750_4653, // GPFS
+    ];
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: an all-zero statfs is a valid value for this plain C struct.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is NUL-terminated and `st` is a valid, writable statfs.
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return false;
+    }
+    #[allow(clippy::unnecessary_cast)]
+    let magic = (st.f_type as u64 & 0xFFFF_FFFF) as u32;
+    !NO_EVENTS.contains(&magic)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn delivers_events(_dir: &Path) -> bool {
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+
+    fn tree() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        (tmp, root)
+    }
+
+    fn write_file(dir: &Path, body: &str) {
+        std::fs::create_dir_all(dir.join(PROJECT_DIR)).unwrap();
+        std::fs::write(project_file_path(dir), body).unwrap();
+    }
+
+    /// Polls until the cache agrees with the disk, failing after a few seconds.
+    fn settles(cache: &LookupCache, dir: &Path) -> Duration {
+        let start = Instant::now();
+        loop {
+            if cache.look(dir) == RealFs.look(dir) {
+                return start.elapsed();
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "the cache still disagrees with the disk about {dir:?}"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    fn config(max_entries: usize, max_watches: usize) -> CacheConfig {
+        CacheConfig {
+            max_entries,
+            max_watches,
+            ..CacheConfig::default()
+        }
+    }
+
+    #[test]
+    fn a_second_look_is_a_hit_and_watches_the_folder_and_its_ancestors() {
+        let (_t, root) = tree();
+        let dir = root.join("a/b");
+        std::fs::create_dir_all(&dir).unwrap();
+        write_file(&dir, r#"{"workspace": "notes"}"#);
+        let cache = LookupCache::new(CacheConfig::default());
+        assert_eq!(cache.look(&dir), DirLook::file("notes"));
+        assert_eq!(cache.look(&dir), DirLook::file("notes"));
+        let s = cache.stats();
+        assert_eq!((s.entries, s.hits, s.misses), (1, 1, 1));
+        // dir, .berth, and every ancestor but `/`.
+        assert_eq!(s.watches, dir.ancestors().count() - 1 + 1);
+    }
+
+    #[test]
+    fn editing_the_project_file_in_place_is_seen() {
+        let (_t, root) = tree();
+        write_file(&root, r#"{"workspace": "aaaa"}"#);
+        let cache = LookupCache::new(CacheConfig::default());
+        assert_eq!(cache.look(&root), DirLook::file("aaaa"));
+        // Same size, same second: only the watch can tell.
+        std::fs::write(project_file_path(&root), r#"{"workspace": "bbbb"}"#).unwrap();
+        settles(&cache, &root);
+        assert_eq!(cache.look(&root), DirLook::file("bbbb"));
+    }
+
+    #[test]
+    fn a_berth_folder_created_later_is_watched_from_then_on() {
+        let (_t, root) = tree();
+        let cache = LookupCache::new(CacheConfig::default());
+        assert_eq!(cache.look(&root), DirLook::default());
+        write_file(&root, r#"{"workspace": "aaaa"}"#);
+        settles(&cache, &root);
+        std::fs::write(project_file_path(&root), r#"{"workspace": "bbbb"}"#).unwrap();
+        settles(&cache, &root);
+        std::fs::write(project_file_path(&root), "not json").unwrap();
+        settles(&cache, &root);
+        assert!(matches!(cache.look(&root).project_file, Some(Err(_))));
+    }
+
+    #[test]
+    fn git_appearing_and_going_is_seen() {
+        let (_t, root) = tree();
+        let cache = LookupCache::new(CacheConfig::default());
+        assert!(!cache.look(&root).git);
+        std::fs::create_dir(root.join(".git")).unwrap();
+        settles(&cache, &root);
+        assert!(cache.look(&root).git);
+        std::fs::remove_dir(root.join(".git")).unwrap();
+        settles(&cache, &root);
+        assert!(!cache.look(&root).git);
+    }
+
+    #[test]
+    fn renaming_an_ancestor_drops_everything_beneath_it() {
+        let (_t, root) = tree();
+        let dir = root.join("a/b/c");
+        std::fs::create_dir_all(&dir).unwrap();
+        write_file(&dir, r#"{"workspace": "old"}"#);
+        let other = root.join("x/b/c");
+        std::fs::create_dir_all(&other).unwrap();
+        write_file(&other, r#"{"workspace": "new"}"#);
+        let cache = LookupCache::new(CacheConfig::default());
+        // Only the deep folder is looked at, so `a` is watched as an ancestor only.
+        assert_eq!(cache.look(&dir), DirLook::file("old"));
+        std::fs::rename(root.join("a"), root.join("gone")).unwrap();
+        std::fs::rename(root.join("x"), root.join("a")).unwrap();
+        settles(&cache, &dir);
+        assert_eq!(cache.look(&dir), DirLook::file("new"));
+    }
+
+    #[test]
+    fn invalidate_drops_the_folder_and_its_subtree_only() {
+        let (_t, root) = tree();
+        for d in ["p", "p/q", "pq"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        let cache = LookupCache::new(CacheConfig::default());
+        for d in ["p", "p/q", "pq"] {
+            cache.look(&root.join(d));
+        }
+        cache.invalidate(&root.join("p"));
+        let e = cache.read_entries();
+        let kept: Vec<_> = e.order.iter().map(|p| p.to_path_buf()).collect();
+        assert_eq!(kept, vec![root.join("pq")]);
+    }
+
+    #[test]
+    fn the_entry_bound_holds_and_evicted_watches_are_given_back() {
+        let (_t, root) = tree();
+        let cache = LookupCache::new(config(10, 1000));
+        for i in 0..40 {
+            let d = root.join(format!("d{i}"));
+            std::fs::create_dir(&d).unwrap();
+            cache.look(&d);
+            assert!(cache.stats().entries <= 10);
+        }
+        let ancestors = root.ancestors().count() - 1;
+        let start = Instant::now();
+        while cache.stats().watches > ancestors + 10 {
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "watches were not given back"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn without_watches_entries_are_stat_checked_and_recent_ones_are_not_kept() {
+        let (_t, root) = tree();
+        write_file(&root, r#"{"workspace": "aaaa"}"#);
+        let cache = LookupCache::with_parts(
+            CacheConfig {
+                trust_after: Duration::from_millis(300),
+                ..config(100, 0)
+            },
+            Arc::new(RealFs),
+            |_| Box::new(NoWatcher),
+        );
+        // Just written: too recent to trust a fingerprint, so read every time.
+        assert_eq!(cache.look(&root), DirLook::file("aaaa"));
+        assert_eq!(cache.stats().entries, 0);
+        std::thread::sleep(Duration::from_millis(400));
+        assert_eq!(cache.look(&root), DirLook::file("aaaa"));
+        assert_eq!(cache.stats().entries, 1);
+        assert_eq!(cache.look(&root), DirLook::file("aaaa"));
+        assert_eq!(cache.stats().hits, 1);
+        // No watch exists, yet the very next look sees the change.
+        std::fs::write(project_file_path(&root), r#"{"workspace": "bbbb"}"#).unwrap();
+        assert_eq!(cache.look(&root), DirLook::file("bbbb"));
+        std::fs::create_dir(root.join(".git")).unwrap();
+        assert!(cache.look(&root).git);
+    }
+
+    #[test]
+    fn a_symlinked_project_file_is_never_cached() {
+        let (_t, root) = tree();
+        std::fs::create_dir(root.join(PROJECT_DIR)).unwrap();
+        let target = root.join("target.json");
+        std::fs::write(&target, r#"{"workspace": "aaaa"}"#).unwrap();
+        std::os::unix::fs::symlink(&target, project_file_path(&root)).unwrap();
+        let cache = LookupCache::new(CacheConfig::default());
+        assert_eq!(cache.look(&root), DirLook::file("aaaa"));
+        assert_eq!(cache.stats().entries, 0);
+        std::fs::write(&target, r#"{"workspace": "bbbb"}"#).unwrap();
+        assert_eq!(cache.look(&root), DirLook::file("bbbb"));
+    }
+
+    /// A watcher whose events are swallowed unless the test lets them through: it shows the
+    /// cache really depends on events, and that an overflow alone restores correctness.
+    #[test]
+    fn an_overflow_drops_the_cache_and_its_watches() {
+        let (_t, root) = tree();
+        write_file(&root, r#"{"workspace": "aaaa"}"#);
+        let injected: Arc<Mutex<Option<EventSink>>> = Arc::default();
+        let cache = LookupCache::with_parts(CacheConfig::default(), Arc::new(RealFs), {
+            let injected = injected.clone();
+            move |sink| {
+                *injected.lock().unwrap() = Some(sink);
+                // Events are dropped on the floor.
+                Box::new(NotifyWatcher::new(EventSink::new(|_| {})).unwrap())
+            }
+        });
+        assert_eq!(cache.look(&root), DirLook::file("aaaa"));
+        std::fs::write(project_file_path(&root), r#"{"workspace": "bbbb"}"#).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(
+            cache.look(&root),
+            DirLook::file("aaaa"),
+            "stale without events"
+        );
+        let sink = injected.lock().unwrap().clone().unwrap();
+        sink.send(WatchEvent::Overflow);
+        settles(&cache, &root);
+        assert_eq!(cache.look(&root), DirLook::file("bbbb"));
+        assert_eq!(cache.stats().overflows, 1);
+    }
+
+    #[test]
+    fn a_fill_racing_an_invalidation_stores_nothing() {
+        let (_t, root) = tree();
+        let cache = LookupCache::new(CacheConfig::default());
+        {
+            let mut e = cache.write_entries();
+            e.insert(
+                &root,
+                Slot {
+                    state: SlotState::Pending(u64::MAX),
+                    used: AtomicU64::new(0),
+                },
+            );
+        }
+        // A concurrent fill reads through and leaves the other fill's slot alone.
+        assert_eq!(cache.look(&root), DirLook::default());
+        cache.invalidate(&root);
+        assert_eq!(cache.stats().entries, 0);
+    }
+
+    #[test]
+    fn settings_bound_the_cache() {
+        let c = CacheConfig::from_settings(|k| match k {
+            "cache.max_entries" => Some("500".into()),
+            "cache.max_watches" => Some("nonsense".into()),
+            _ => None,
+        });
+        assert_eq!(c.max_entries, 500);
+        assert_eq!(c.max_watches, CacheConfig::default().max_watches);
+    }
+
+    #[test]
+    fn a_local_temp_folder_delivers_events() {
+        let (_t, root) = tree();
+        // tmpfs or a disk filesystem here; a network one would make this test meaningless.
+        assert!(delivers_events(&root));
+    }
+}

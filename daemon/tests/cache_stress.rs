@@ -1,0 +1,429 @@
+//! The lookup cache is never stale (issue 4): a seeded generator creates, edits, renames and
+//! deletes folders, project files (valid and invalid) and `.git` markers under a temp tree, while
+//! a second thread keeps resolving random folders through a `Device` built as the daemon builds
+//! it. After every burst of changes, once the last change is 20 ms old, every folder of the tree
+//! is resolved through the device and compared with the uncached oracle (the pure core over
+//! `RealFs`). Zero mismatches are allowed, at 20 ms and at quiescence.
+//!
+//! `BERTH_STRESS_OPS` sets the number of filesystem changes (default 2,000; the long run is
+//! 1,000,000) and `BERTH_STRESS_SEED` the seed.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use berthd::cache::{CacheConfig, LookupCache};
+use berthd::caller::Caller;
+use berthd::device::Device;
+use berthd::fsview::{DirLook, FsView, RealFs, look_along};
+use berthd::registry::Home;
+use berthd::resolve::{Facts, Mode, resolve};
+use berthd::store::Store;
+use berthd::walk::walk_plan;
+use berthd::watch::{EventSink, NotifyWatcher, WatchEvent};
+
+/// How long a change may take to reach the cache.
+const PROPAGATION: Duration = Duration::from_millis(20);
+
+/// splitmix64: small, seeded, and good enough to pick operations.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+fn env_u64(key: &str, default: u64) -> u64 {
+    std::env::var(key)
+        .ok()
+        .and_then(|v| v.replace('_', "").parse().ok())
+        .unwrap_or(default)
+}
+
+/// A temp world: a home the walks stop at, a tree beside it, and a device over a fresh store.
+struct World {
+    _tmp: tempfile::TempDir,
+    tree: PathBuf,
+    homes: Vec<PathBuf>,
+    device: Arc<Device>,
+}
+
+impl World {
+    fn new(settings: &[(&str, &str)]) -> World {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let home = base.join("home");
+        let tree = base.join("tree");
+        let data = base.join("data");
+        for d in [&home, &tree, &data] {
+            std::fs::create_dir(d).unwrap();
+        }
+        let store = Store::open(&data.join("berth.db")).unwrap();
+        for name in ["alpha", "beta"] {
+            store.create_workspace(name, &Home::Managed).unwrap();
+        }
+        store.add_root("alpha", &tree).unwrap();
+        for (k, v) in settings {
+            store.set_setting(k, v).unwrap();
+        }
+        // `base` is an ancestor of the home, so every walk stops inside the tree.
+        let device = Device::new(
+            store,
+            data,
+            base.join("sock"),
+            Some(home.clone()),
+            "test".into(),
+        )
+        .unwrap();
+        World {
+            _tmp: tmp,
+            tree,
+            homes: vec![home],
+            device: Arc::new(device),
+        }
+    }
+
+    fn caller(&self) -> Caller {
+        Caller::new(self.tree.to_str().unwrap(), "", "").unwrap()
+    }
+
+    /// `None` when the device and the oracle agree about `dir` (or `dir` is gone), else both.
+    fn mismatch(&self, dir: &Path) -> Option<String> {
+        let caller = self.caller();
+        let gathered = self.device.gather(&caller, dir.to_str()?).ok()?;
+        let plan = walk_plan(&gathered.directory, &self.homes);
+        let oracle_walk = look_along(&RealFs, &plan.dirs);
+        let registry = self.device.registry();
+        let cached = resolve(&gathered.facts(&registry, &caller, None, Mode::Agent));
+        let oracle = resolve(&Facts {
+            directory: gathered.directory.clone(),
+            argument: None,
+            env_pin: None,
+            walk: oracle_walk.clone(),
+            stop: plan.stop.clone(),
+            registry: &registry,
+            mode: Mode::Agent,
+        });
+        (gathered.walk != oracle_walk || cached != oracle).then(|| {
+            format!(
+                "{}:\n  cached walk {:?}\n  oracle walk {:?}\n  cached {cached:?}\n  oracle {oracle:?}",
+                dir.display(),
+                gathered.walk,
+                oracle_walk
+            )
+        })
+    }
+}
+
+/// The generator's view of the tree: the plain folders that exist.
+struct Generator {
+    rng: Rng,
+    tree: PathBuf,
+    dirs: Vec<PathBuf>,
+    serial: u64,
+}
+
+const NAMES: &[&str] = &["alpha", "beta", "gamma", "default", "Bad Name"];
+
+impl Generator {
+    fn random_dir(&mut self) -> PathBuf {
+        if self.dirs.is_empty() {
+            return self.tree.clone();
+        }
+        self.rng.pick(&self.dirs).clone()
+    }
+
+    fn fresh_name(&mut self) -> String {
+        self.serial += 1;
+        format!("d{}", self.serial)
+    }
+
+    fn project_body(&mut self) -> String {
+        match self.rng.below(6) {
+            0 => "{ not json".into(),
+            1 => r#"{"other": 1}"#.into(),
+            2 => "[]".into(),
+            _ => format!(r#"{{"workspace": "{}"}}"#, self.rng.pick(NAMES)),
+        }
+    }
+
+    /// One change. Failures (a folder that went away meanwhile) are part of the game.
+    fn step(&mut self) {
+        let dir = self.random_dir();
+        let berth = dir.join(".berth");
+        let file = berth.join("workspace.json");
+        match self.rng.below(16) {
+            0..=2 => {
+                if dir.components().count() - self.tree.components().count() < 6 {
+                    let new = dir.join(self.fresh_name());
+                    if std::fs::create_dir(&new).is_ok() {
+                        self.dirs.push(new);
+                    }
+                }
+            }
+            3 => {
+                if dir != self.tree && self.dirs.len() > 20 {
+                    let _ = std::fs::remove_dir_all(&dir);
+                    self.dirs.retain(|d| !d.starts_with(&dir));
+                }
+            }
+            4 | 5 => {
+                // Rename a folder (with its subtree) under another parent, or over a name a
+                // folder just vacated.
+                let parent = self.random_dir();
+                if dir != self.tree && !parent.starts_with(&dir) {
+                    let to = parent.join(self.fresh_name());
+                    if std::fs::rename(&dir, &to).is_ok() {
+                        for d in &mut self.dirs {
+                            if let Ok(rest) = d.strip_prefix(&dir) {
+                                *d = to.join(rest);
+                            }
+                        }
+                    }
+                }
+            }
+            6..=8 => {
+                let _ = std::fs::create_dir(&berth);
+                let _ = std::fs::write(&file, self.project_body());
+            }
+            9 => {
+                // In place, same size: only a watch (or a fine timestamp) can tell.
+                if let Ok(old) = std::fs::read(&file) {
+                    let mut new = old.clone();
+                    if let Some(pos) = new.iter().position(|b| b.is_ascii_lowercase()) {
+                        new[pos] = if new[pos] == b'z' { b'a' } else { new[pos] + 1 };
+                    }
+                    let _ = std::fs::write(&file, new);
+                }
+            }
+            10 => {
+                // Atomic replace, as `berth workspace use` writes.
+                let tmp = berth.join(".workspace.json.tmp");
+                if std::fs::write(&tmp, self.project_body()).is_ok() {
+                    let _ = std::fs::rename(&tmp, &file);
+                }
+            }
+            11 => {
+                let _ = std::fs::remove_file(&file);
+            }
+            12 => {
+                let _ = std::fs::remove_dir_all(&berth);
+            }
+            13 => {
+                let _ = std::fs::create_dir(dir.join(".git"));
+            }
+            14 => {
+                let _ = std::fs::write(dir.join(".git"), "gitdir: elsewhere\n");
+            }
+            _ => {
+                let git = dir.join(".git");
+                let _ = std::fs::remove_dir_all(&git).or_else(|_| std::fs::remove_file(&git));
+            }
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Tally {
+    changes: u64,
+    checks: u64,
+    late: u64,
+    stale: u64,
+    background: u64,
+}
+
+/// Runs the generator for `ops` changes in bursts, checking after each burst.
+fn stress(world: &World, ops: u64, seed: u64) -> Tally {
+    let mut generator = Generator {
+        rng: Rng(seed),
+        tree: world.tree.clone(),
+        dirs: Vec::new(),
+        serial: 0,
+    };
+    let shared_dirs: Arc<Mutex<Vec<PathBuf>>> = Arc::default();
+    let stop = Arc::new(AtomicBool::new(false));
+    let background = Arc::new(AtomicU64::new(0));
+    let mut tally = Tally::default();
+    std::thread::scope(|s| {
+        // Resolves racing the changes: they fill the cache while it is being invalidated.
+        s.spawn(|| {
+            let mut rng = Rng(seed ^ 0xABCD);
+            let caller = world.caller();
+            while !stop.load(Ordering::Relaxed) {
+                let dir = {
+                    let dirs = shared_dirs.lock().unwrap();
+                    if dirs.is_empty() {
+                        world.tree.clone()
+                    } else {
+                        rng.pick(&dirs).clone()
+                    }
+                };
+                let _ = world
+                    .device
+                    .resolve(&caller, dir.to_str().unwrap(), None, Mode::Agent);
+                background.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        let mut rng = Rng(seed ^ 0x1234);
+        while tally.changes < ops {
+            let burst = 1 + rng.below(64) as u64;
+            for _ in 0..burst.min(ops - tally.changes) {
+                generator.step();
+                tally.changes += 1;
+                // Sometimes resolve right after a change, before its event can have arrived.
+                if rng.below(4) == 0 {
+                    let d = generator.random_dir();
+                    let _ = world.mismatch(&d);
+                }
+            }
+            *shared_dirs.lock().unwrap() = generator.dirs.clone();
+            let last_change = Instant::now();
+            std::thread::sleep(PROPAGATION.saturating_sub(last_change.elapsed()));
+            let mut suspects = Vec::new();
+            let mut all = generator.dirs.clone();
+            all.push(world.tree.clone());
+            for d in &all {
+                tally.checks += 1;
+                if world.mismatch(d).is_some() {
+                    suspects.push(d.clone());
+                }
+            }
+            if !suspects.is_empty() {
+                tally.late += suspects.len() as u64;
+                // Still wrong long after the change: a stale answer, the failure that matters.
+                std::thread::sleep(Duration::from_millis(500));
+                for d in &suspects {
+                    if let Some(m) = world.mismatch(d) {
+                        tally.stale += 1;
+                        eprintln!("STALE after 500 ms: {m}");
+                    }
+                }
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    tally.background = background.load(Ordering::Relaxed);
+    // Quiescence: everything agrees.
+    let mut all = generator.dirs.clone();
+    all.push(world.tree.clone());
+    for d in &all {
+        if let Some(m) = world.mismatch(d) {
+            tally.stale += 1;
+            eprintln!("STALE at quiescence: {m}");
+        }
+    }
+    tally
+}
+
+fn run(name: &str, settings: &[(&str, &str)]) {
+    let ops = env_u64("BERTH_STRESS_OPS", 2_000);
+    let seed = env_u64("BERTH_STRESS_SEED", 0x5EED_4B1D);
+    let world = World::new(settings);
+    let start = Instant::now();
+    let t = stress(&world, ops, seed);
+    eprintln!(
+        "{name}: seed {seed:#x}, {} changes, {} checks at {} ms, {} background resolves, {} late, {} stale, in {:.1?}",
+        t.changes,
+        t.checks,
+        PROPAGATION.as_millis(),
+        t.background,
+        t.late,
+        t.stale,
+        start.elapsed()
+    );
+    assert_eq!(t.stale, 0, "stale answers (seed {seed:#x})");
+    assert_eq!(
+        t.late,
+        0,
+        "answers still wrong {} ms after the change (seed {seed:#x})",
+        PROPAGATION.as_millis()
+    );
+}
+
+#[test]
+fn the_cache_is_never_stale() {
+    run("default limits", &[]);
+}
+
+/// A tiny watch limit and a tiny cache: most folders are stat-checked or refilled, watches are
+/// given back on eviction all the time.
+#[test]
+fn the_cache_is_never_stale_with_a_tiny_watch_limit() {
+    run(
+        "tiny limits",
+        &[("cache.max_watches", "8"), ("cache.max_entries", "40")],
+    );
+}
+
+/// A real kernel queue overflow: the event handler is held up while a flood of events arrives,
+/// so inotify drops events (among them the project file's change) and reports a Rescan. The
+/// cache must drop everything and answer from the disk again.
+#[test]
+fn a_real_queue_overflow_drops_the_cache_and_answers_stay_correct() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    std::fs::create_dir(root.join(".berth")).unwrap();
+    let file = root.join(".berth/workspace.json");
+    std::fs::write(&file, r#"{"workspace": "aaaa"}"#).unwrap();
+    // Not held yet: the first look's watches go through notify's thread, which the handler
+    // would block (other tests write in the watched ancestors of the temp folder).
+    let held = Arc::new(AtomicBool::new(false));
+    let overflow_seen = Arc::new(AtomicBool::new(false));
+    let cache = LookupCache::with_parts(CacheConfig::default(), Arc::new(RealFs), {
+        let held = held.clone();
+        let overflow_seen = overflow_seen.clone();
+        move |sink| {
+            let slow = EventSink::new(move |ev| {
+                while held.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                if ev == WatchEvent::Overflow {
+                    overflow_seen.store(true, Ordering::Relaxed);
+                }
+                sink.send(ev);
+            });
+            Box::new(NotifyWatcher::new(slow).unwrap())
+        }
+    });
+    assert_eq!(cache.look(&root), DirLook::file("aaaa"));
+    held.store(true, Ordering::Relaxed);
+    // More events than max_queued_events (16,384 here) while the handler is held up.
+    let queued: u64 = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(16_384);
+    for i in 0..queued / 2 + 100 {
+        let f = root.join(format!("f{}", i % 64));
+        std::fs::write(&f, "x").unwrap();
+        std::fs::remove_file(&f).unwrap();
+    }
+    std::fs::write(&file, r#"{"workspace": "bbbb"}"#).unwrap();
+    held.store(false, Ordering::Relaxed);
+    let start = Instant::now();
+    while cache.look(&root) != DirLook::file("bbbb") {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "still stale after the overflow"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(
+        overflow_seen.load(Ordering::Relaxed),
+        "the flood did not overflow the queue"
+    );
+    assert!(cache.stats().overflows >= 1);
+}
