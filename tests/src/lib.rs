@@ -269,6 +269,21 @@ impl TestEnv {
         }
     }
 
+    /// Runs `cmd` with `stdin` written to its standard input (then closed),
+    /// to completion (at most 60 s), and captures its output.
+    pub fn run_with_stdin(&self, mut cmd: Command, stdin: &[u8]) -> Run {
+        let started = Instant::now();
+        cmd.stdin(Stdio::piped());
+        let output =
+            wait_with_deadline_fed(&mut cmd, Duration::from_secs(60), Some(stdin.to_vec()));
+        Run {
+            description: describe(&cmd),
+            root: self.root.clone(),
+            output,
+            elapsed: started.elapsed(),
+        }
+    }
+
     /// Shorthand: runs `berth ARGS` in the home.
     pub fn run_berth<I, S>(&self, args: I) -> Run
     where
@@ -453,10 +468,21 @@ pub fn wait_until<T, E>(timeout: Duration, mut f: impl FnMut() -> Result<T, E>) 
 }
 
 fn wait_with_deadline(cmd: &mut Command, timeout: Duration) -> Output {
+    wait_with_deadline_fed(cmd, timeout, None)
+}
+
+fn wait_with_deadline_fed(cmd: &mut Command, timeout: Duration, stdin: Option<Vec<u8>>) -> Output {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let child = cmd
+    let mut child = cmd
         .spawn()
         .unwrap_or_else(|e| panic!("spawning {}: {e}", describe(cmd)));
+    if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        // A writer thread: a child that never reads must not block the test.
+        std::thread::spawn(move || {
+            use std::io::Write as _;
+            let _ = pipe.write_all(&bytes);
+        });
+    }
     let pid = child.id();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {

@@ -36,6 +36,18 @@ mod explain;
 // Project files: the bad-file corpus and cloned repositories that only propose (SPEC §3).
 #[path = "e2e/project_files.rs"]
 mod project_files;
+// Crash-safety soak: answered writes survive kill -9 at random moments (SPEC §11).
+#[path = "e2e/soak.rs"]
+mod soak;
+// Stampede: 32 clients at once, round after round, one daemon (SPEC §11).
+#[path = "e2e/stampede.rs"]
+mod stampede;
+// Version skew between clients and the daemon (SPEC §11).
+#[path = "e2e/versions.rs"]
+mod versions;
+// Hostile input through every entry point: clear errors, no hangs, nothing outside touched.
+#[path = "e2e/hostile.rs"]
+mod hostile;
 
 /// Every file in `tests/e2e/` is compiled: a file without a `mod` line above
 /// would silently never run (jj's `test_no_forgotten_test_files`).
