@@ -1,0 +1,104 @@
+//! The tools' arguments, as `tools/list` shows them. The shim checks only
+//! their shape; the daemon decides what they mean.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// `device_context`, `list_workspaces`: only the optional workspace.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Only {
+    /// Run this call in this workspace instead of the session's own (reason
+    /// `argument`). Omit it normally.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+}
+
+/// `use_workspace`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct UseWorkspace {
+    /// The workspace this project should use: an existing one or a new name
+    /// (1 to 40 of a-z, 0-9 and '-', starting with a letter or digit). Ask the
+    /// user first.
+    pub name: String,
+    /// Approve the folder even though another workspace's root overlaps it.
+    /// Set it only after the user agreed to the overlap berth reported.
+    #[serde(default)]
+    pub allow_overlap: bool,
+    /// Run this call in this workspace instead of the session's own (reason
+    /// `argument`). Omit it normally.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+}
+
+/// `ls`, `read`, `delete`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct PathOnly {
+    /// A path, qualified as `<workspace>/<path>` or unqualified (the
+    /// session's own folder); `./<path>` is always the session's own folder.
+    /// For `ls`, `/` lists the workspaces.
+    pub path: String,
+    /// Run this call in this workspace instead of the session's own (reason
+    /// `argument`). Omit it normally.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+}
+
+/// `write`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Write {
+    /// The file to write, qualified as `<workspace>/<path>` or unqualified
+    /// (the session's own folder). Parent folders are created.
+    pub path: String,
+    /// The whole new content of the file (UTF-8 text).
+    pub content: String,
+    /// Run this call in this workspace instead of the session's own (reason
+    /// `argument`). Omit it normally.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+}
+
+/// `edit`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Edit {
+    /// The file to edit, qualified as `<workspace>/<path>` or unqualified
+    /// (the session's own folder).
+    pub path: String,
+    /// The exact text to replace; it must occur in the file.
+    pub old: String,
+    /// The text to put in its place.
+    pub new: String,
+    /// Run this call in this workspace instead of the session's own (reason
+    /// `argument`). Omit it normally.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+}
+
+/// `move`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Move {
+    /// The file or folder to move, qualified as `<workspace>/<path>` or
+    /// unqualified (the session's own folder).
+    pub from: String,
+    /// Where it goes, qualified as `<workspace>/<path>` or unqualified; it
+    /// may be in another workspace.
+    pub to: String,
+    /// Run this call in this workspace instead of the session's own (reason
+    /// `argument`). Omit it normally.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+}
+
+/// `search`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Search {
+    /// The text to look for (plain text, not a pattern).
+    pub query: String,
+    /// The folder to search under, qualified as `<workspace>/<path>` or
+    /// unqualified; the session's own folder when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Run this call in this workspace instead of the session's own (reason
+    /// `argument`). Omit it normally.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+}

@@ -1,0 +1,265 @@
+//! The shim's one link to `berthd`: the session's registration, held open
+//! for the process's life, and the tool calls forwarded over it.
+//!
+//! The daemon makes every decision. The shim keeps only what it needs to
+//! survive a daemon restart: the session id the daemon made and the pin it
+//! returned last. When the registration stream ends, or a call finds the
+//! daemon gone (or a new daemon that never heard of the session), the shim
+//! reconnects (which starts the daemon again), re-registers with the same id
+//! and pin, and retries the call once.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use berth_proto::client::{ClientError, Connection};
+use berth_proto::codes::Code;
+use berth_proto::paths::EnvCtx;
+use berth_proto::pb;
+use tokio::sync::{Mutex, watch};
+
+/// How long the first session event may take once the stream is open.
+const FIRST_EVENT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The client's MCP name and version, once known.
+pub type ClientInfo = Option<(String, String)>;
+
+/// The registered session, as far as the shim needs to know it.
+#[derive(Debug, Clone)]
+pub struct Registered {
+    /// The daemon-made id.
+    pub id: String,
+    /// The pinned resolution (updated from every tool reply).
+    pub pin: pb::Resolution,
+}
+
+struct State {
+    conn: Option<Connection>,
+    session: Option<Registered>,
+    /// True while the current registration's stream is open; `None` when
+    /// the session is not registered with the running daemon.
+    live: Option<Arc<AtomicBool>>,
+}
+
+/// The link to the daemon.
+pub struct Link {
+    env: EnvCtx,
+    caller: pb::Caller,
+    client_session_id: String,
+    client: watch::Sender<ClientInfo>,
+    state: Mutex<State>,
+    instructions: std::sync::Mutex<Option<String>>,
+}
+
+impl Link {
+    /// A link for this caller; nothing is opened yet.
+    pub fn new(env: EnvCtx, caller: pb::Caller, client_session_id: String) -> Link {
+        Link {
+            env,
+            caller,
+            client_session_id,
+            client: watch::Sender::new(None),
+            state: Mutex::new(State {
+                conn: None,
+                session: None,
+                live: None,
+            }),
+            instructions: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Records the client's name and version (the first one known wins).
+    pub fn set_client(&self, name: &str, version: &str) {
+        self.client.send_if_modified(|c| {
+            if c.is_some() {
+                return false;
+            }
+            *c = Some((name.to_string(), version.to_string()));
+            true
+        });
+    }
+
+    /// Waits until the client's info is known or `limit` passes.
+    pub async fn client_known_within(&self, limit: Duration) {
+        let mut rx = self.client.subscribe();
+        let _ = tokio::time::timeout(limit, rx.wait_for(Option::is_some)).await;
+    }
+
+    /// The server instructions the daemon gave, once registered.
+    pub fn instructions(&self) -> Option<String> {
+        self.instructions.lock().expect("instructions").clone()
+    }
+
+    /// Connects to the daemon (starting it when needed) without registering.
+    pub async fn warm(&self) {
+        let mut st = self.state.lock().await;
+        if st.conn.is_none() {
+            match Connection::open(&self.env).await {
+                Ok(c) => st.conn = Some(c),
+                Err(e) => tracing::warn!("cannot reach berthd yet: {e}"),
+            }
+        }
+    }
+
+    /// Registers the session unless it already is; its id and pin.
+    pub async fn ensure(&self) -> Result<Registered, ClientError> {
+        let mut st = self.state.lock().await;
+        self.ensure_locked(&mut st).await
+    }
+
+    async fn ensure_locked(&self, st: &mut State) -> Result<Registered, ClientError> {
+        let live = st.live.as_ref().is_some_and(|l| l.load(Ordering::Acquire));
+        if let (true, Some(s)) = (live, &st.session) {
+            return Ok(s.clone());
+        }
+        if st.live.take().is_some() {
+            // The registration stream ended: the daemon went away or was
+            // replaced. Reconnect, which starts it again when needed.
+            tracing::info!("the daemon's session stream ended; registering again");
+            st.conn = None;
+        }
+        match self.register(st).await {
+            Err(e) if daemon_gone(&e) && st.conn.is_some() => {
+                tracing::info!("registering failed ({e}); reconnecting once");
+                st.conn = None;
+                self.register(st).await
+            }
+            other => other,
+        }
+    }
+
+    /// Opens the session stream and reads its first event.
+    async fn register(&self, st: &mut State) -> Result<Registered, ClientError> {
+        if st.conn.is_none() {
+            st.conn = Some(Connection::open(&self.env).await?);
+        }
+        let conn = st.conn.as_mut().expect("just opened");
+        let (client_name, client_version) = self.client.borrow().clone().unwrap_or_default();
+        let req = pb::OpenSessionRequest {
+            caller: Some(self.caller.clone()),
+            client_name,
+            client_version,
+            client_session_id: self.client_session_id.clone(),
+            session_id: st
+                .session
+                .as_ref()
+                .map(|s| s.id.clone())
+                .unwrap_or_default(),
+            pin: st.session.as_ref().map(|s| s.pin.clone()),
+        };
+        let mut stream = conn
+            .call(|mut c| {
+                let req = req.clone();
+                async move { c.open_session(req).await }
+            })
+            .await?;
+        let first = match tokio::time::timeout(FIRST_EVENT_TIMEOUT, stream.message()).await {
+            Ok(Ok(Some(ev))) => ev,
+            Ok(Ok(None)) => {
+                return Err(ClientError::Rpc(tonic::Status::unavailable(
+                    "berthd closed the session stream before its first event",
+                )));
+            }
+            Ok(Err(status)) => return Err(ClientError::Rpc(status)),
+            Err(_) => {
+                return Err(ClientError::Rpc(tonic::Status::deadline_exceeded(
+                    "berthd did not send the session's first event in time",
+                )));
+            }
+        };
+        let pin = first.resolution.unwrap_or_default();
+        let session = Registered {
+            id: first.session_id,
+            pin,
+        };
+        if let Some(old) = &st.session
+            && old.id != session.id
+        {
+            tracing::warn!(old = %old.id, new = %session.id, "the daemon gave this session a new id");
+        }
+        tracing::info!(
+            session = %session.id,
+            workspace = %session.pin.workspace,
+            reason = %session.pin.reason,
+            "session registered"
+        );
+        *self.instructions.lock().expect("instructions") = Some(first.instructions);
+        let live = Arc::new(AtomicBool::new(true));
+        st.live = Some(live.clone());
+        st.session = Some(session.clone());
+        // Hold the stream for the process's life: its end is the session's
+        // end for the daemon, and for us the sign that the daemon went away.
+        tokio::spawn(async move {
+            loop {
+                match stream.message().await {
+                    Ok(Some(_)) => continue,
+                    Ok(None) => tracing::info!("the daemon closed the session stream"),
+                    Err(e) => tracing::info!("the session stream broke: {e}"),
+                }
+                break;
+            }
+            live.store(false, Ordering::Release);
+        });
+        Ok(session)
+    }
+
+    /// Runs one tool for the session. A daemon that went away (or restarted
+    /// and forgot the session) is reconnected to, the session re-registered
+    /// with its id and pin, and the call retried once.
+    pub async fn call_tool(
+        &self,
+        tool: &str,
+        arguments_json: String,
+    ) -> Result<pb::CallToolReply, ClientError> {
+        let mut st = self.state.lock().await;
+        let mut retried = false;
+        loop {
+            let session = self.ensure_locked(&mut st).await?;
+            let req = pb::CallToolRequest {
+                session_id: session.id.clone(),
+                tool: tool.to_string(),
+                arguments_json: arguments_json.clone(),
+            };
+            let conn = st
+                .conn
+                .as_mut()
+                .expect("registered sessions have a connection");
+            let result = conn
+                .call(|mut c| {
+                    let req = req.clone();
+                    async move { c.call_tool(req).await }
+                })
+                .await;
+            match result {
+                Ok(reply) => {
+                    if let (Some(pin), Some(s)) = (&reply.pin, st.session.as_mut()) {
+                        s.pin = pin.clone();
+                    }
+                    return Ok(reply);
+                }
+                Err(e) if !retried && daemon_gone(&e) => {
+                    tracing::info!(tool, "call failed ({e}); reconnecting and retrying once");
+                    retried = true;
+                    st.live = None;
+                    st.conn = None;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// Whether an error means the daemon is gone or no longer knows the
+/// session, so reconnecting and registering again may help. Every error the
+/// daemon itself makes carries a berth code; one without is the transport's.
+fn daemon_gone(e: &ClientError) -> bool {
+    match e {
+        ClientError::Rpc(status) => match Code::of(status) {
+            // A restarted daemon answers a lost session with not-found.
+            Some(code) => code == Code::NotFound,
+            None => true,
+        },
+        ClientError::NotRunning { .. } | ClientError::Unreachable { .. } => true,
+        _ => false,
+    }
+}

@@ -1,0 +1,305 @@
+//! The MCP side: the fixed tool list with real schemas, the handshake of
+//! both eras, and the translation of each call into one `CallTool` RPC.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use berth_proto::paths::EnvCtx;
+use berth_proto::pb;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolResult, ContentBlock, DiscoverResult, Implementation, InitializeRequestParams,
+    InitializeResult, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{
+    ErrorData as McpError, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router,
+};
+use serde::Serialize;
+
+use crate::args;
+use crate::link::Link;
+
+/// How long the shim waits, after it started, for the client to say who it
+/// is before it registers the session anyway. Clients send `initialize` (or
+/// their first request) within milliseconds; this only bounds a silent one.
+const CLIENT_INFO_GRACE: Duration = Duration::from_millis(200);
+
+/// Said when the daemon cannot be reached to fetch the real instructions.
+const FALLBACK_INSTRUCTIONS: &str = "berth tells you which workspace this session belongs to and gives you a folder for its files. \
+The berth daemon could not be reached when this session started; call device_context to retry. \
+Every path may be qualified as <workspace>/<path>; \"/\" lists the workspaces.";
+
+/// Runs the MCP server on stdio until the client goes away.
+pub async fn serve(caller: pb::Caller, client_session_id: String) -> Result<(), String> {
+    let link = Arc::new(Link::new(EnvCtx::from_process(), caller, client_session_id));
+    // Pin at startup: connect now (starting the daemon when needed) and
+    // register as soon as the client said who it is, or after a short grace.
+    tokio::spawn({
+        let link = link.clone();
+        async move {
+            link.warm().await;
+            link.client_known_within(CLIENT_INFO_GRACE).await;
+            if let Err(e) = link.ensure().await {
+                tracing::warn!("cannot register the session with berthd: {e}");
+            }
+        }
+    });
+    let service = Shim::new(link)
+        .serve(rmcp::transport::stdio_pipes())
+        .await
+        .map_err(|e| format!("MCP handshake failed: {e}"))?;
+    let reason = service
+        .waiting()
+        .await
+        .map_err(|e| format!("MCP service failed: {e}"))?;
+    tracing::debug!(?reason, "MCP client went away");
+    Ok(())
+}
+
+/// The MCP server.
+#[derive(Clone)]
+pub struct Shim {
+    link: Arc<Link>,
+    tool_router: ToolRouter<Shim>,
+}
+
+impl Shim {
+    fn new(link: Arc<Link>) -> Shim {
+        Shim {
+            link,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// Remembers the client's identity from a request's context (the
+    /// 2026-07-28 era sends it with every request).
+    fn note_client(&self, ctx: &RequestContext<RoleServer>) {
+        if let Some(info) = ctx.client_info() {
+            self.link.set_client(&info.name, &info.version);
+        }
+    }
+
+    async fn register(&self) {
+        if let Err(e) = self.link.ensure().await {
+            tracing::warn!("cannot register the session with berthd: {e}");
+        }
+    }
+
+    /// Forwards one call to the daemon and turns its reply into a result.
+    /// A failing tool, and an unreachable daemon, are results with
+    /// `is_error`, never protocol errors: the model reads why.
+    async fn forward<T: Serialize>(
+        &self,
+        tool: &str,
+        args: &T,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        self.note_client(ctx);
+        let json = serde_json::to_string(args).map_err(|e| {
+            McpError::internal_error(format!("encoding {tool} arguments: {e}"), None)
+        })?;
+        match self.link.call_tool(tool, json).await {
+            Ok(reply) => Ok(result_of(tool, reply)),
+            Err(e) => {
+                tracing::warn!(tool, "{e}");
+                Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                    "berth: {e}\n"
+                ))]))
+            }
+        }
+    }
+}
+
+/// A daemon reply as an MCP result: the text for the model, the structured
+/// content for programs, and the daemon's verdict on failure.
+fn result_of(tool: &str, reply: pb::CallToolReply) -> CallToolResult {
+    let mut result = if reply.is_error {
+        CallToolResult::error(vec![ContentBlock::text(reply.text)])
+    } else {
+        CallToolResult::success(vec![ContentBlock::text(reply.text)])
+    };
+    if !reply.structured_json.is_empty() {
+        match serde_json::from_str(&reply.structured_json) {
+            Ok(v) => result.structured_content = Some(v),
+            Err(e) => tracing::warn!(tool, "the daemon's structured content is not JSON: {e}"),
+        }
+    }
+    result
+}
+
+#[tool_router]
+impl Shim {
+    #[tool(
+        name = "device_context",
+        description = "Which workspace this session belongs to and why, its project and any unapproved proposal, its folder (where unqualified paths go), the workspaces on this device, and notes. Call it first. Paths in other tools may be qualified as <workspace>/<path>.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn device_context(
+        &self,
+        Parameters(a): Parameters<args::Only>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        self.forward("device_context", &a, &ctx).await
+    }
+
+    #[tool(
+        name = "use_workspace",
+        description = "Set the workspace this session's project uses, after asking the user. In a project: creates the workspace if new, approves the project folder, writes .berth/workspace.json (committing it is the user's choice) and moves this session to it. If another workspace's root overlaps the folder nothing changes until you repeat the call with allow_overlap after the user agrees. Without a project: only creates the workspace; pass it as `workspace` on later calls.",
+        annotations(destructive_hint = false, open_world_hint = false)
+    )]
+    async fn use_workspace(
+        &self,
+        Parameters(a): Parameters<args::UseWorkspace>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        self.forward("use_workspace", &a, &ctx).await
+    }
+
+    #[tool(
+        name = "list_workspaces",
+        description = "The workspaces on this device with their homes, roots and which is active. Qualify a path as <workspace>/<path> to reach one of them.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn list_workspaces(
+        &self,
+        Parameters(a): Parameters<args::Only>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        self.forward("list_workspaces", &a, &ctx).await
+    }
+
+    #[tool(
+        name = "ls",
+        description = "List a folder. Paths may be qualified as <workspace>/<path>; an unqualified path is in this session's own folder; \"/\" lists the workspaces. Returned paths are qualified.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn ls(
+        &self,
+        Parameters(a): Parameters<args::PathOnly>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        self.forward("ls", &a, &ctx).await
+    }
+
+    #[tool(
+        name = "read",
+        description = "Read a text file. The path may be qualified as <workspace>/<path>; an unqualified path is in this session's own folder.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn read(
+        &self,
+        Parameters(a): Parameters<args::PathOnly>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        self.forward("read", &a, &ctx).await
+    }
+
+    #[tool(
+        name = "write",
+        description = "Write a whole text file atomically, creating parent folders. The path may be qualified as <workspace>/<path>; an unqualified path is in this session's own folder. Returns the qualified path.",
+        annotations(
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn write(
+        &self,
+        Parameters(a): Parameters<args::Write>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        self.forward("write", &a, &ctx).await
+    }
+
+    #[tool(
+        name = "edit",
+        description = "Replace the exact text `old` with `new` in a file. The path may be qualified as <workspace>/<path>; an unqualified path is in this session's own folder. Returns the qualified path.",
+        annotations(destructive_hint = true, open_world_hint = false)
+    )]
+    async fn edit(
+        &self,
+        Parameters(a): Parameters<args::Edit>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        self.forward("edit", &a, &ctx).await
+    }
+
+    #[tool(
+        name = "move",
+        description = "Move or rename a file or folder, also between workspaces. Both paths may be qualified as <workspace>/<path>; unqualified paths are in this session's own folder. Returns the qualified paths.",
+        annotations(destructive_hint = true, open_world_hint = false)
+    )]
+    async fn move_path(
+        &self,
+        Parameters(a): Parameters<args::Move>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        self.forward("move", &a, &ctx).await
+    }
+
+    #[tool(
+        name = "delete",
+        description = "Delete a file or folder. The path may be qualified as <workspace>/<path>; an unqualified path is in this session's own folder. Returns the qualified path.",
+        annotations(destructive_hint = true, open_world_hint = false)
+    )]
+    async fn delete(
+        &self,
+        Parameters(a): Parameters<args::PathOnly>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        self.forward("delete", &a, &ctx).await
+    }
+
+    #[tool(
+        name = "search",
+        description = "Search text files under a folder for lines containing `query` (bounded; binary files skipped). The path may be qualified as <workspace>/<path>; unqualified or omitted, it is this session's own folder. Matches carry qualified paths.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn search(
+        &self,
+        Parameters(a): Parameters<args::Search>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        self.forward("search", &a, &ctx).await
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Shim {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("berth-mcp", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                self.link
+                    .instructions()
+                    .unwrap_or_else(|| FALLBACK_INSTRUCTIONS.to_string()),
+            )
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        self.link
+            .set_client(&request.client_info.name, &request.client_info.version);
+        // The instructions come from the registration.
+        self.register().await;
+        self.negotiate_initialize(&request)
+    }
+
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, McpError> {
+        self.note_client(&context);
+        self.register().await;
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        ))
+    }
+}

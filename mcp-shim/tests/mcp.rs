@@ -1,0 +1,1014 @@
+//! `berth-mcp` end to end: rmcp's own MCP client spawns the real binary
+//! over stdio in a hermetic [`TestEnv`] (its own HOME, data dir, socket and
+//! daemon), and every case goes through `tools/list` / `tools/call` as an
+//! editor would. No hand-written JSON-RPC.
+//!
+//! Needs the workspace binaries (`berth`, `berthd`): run with
+//! `cargo test --workspace`, or `cargo build && cargo test -p berth-mcp`.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use berth_tests::TestEnv;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+    ProtocolVersion,
+};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+const TOOLS: [&str; 10] = [
+    "device_context",
+    "use_workspace",
+    "list_workspaces",
+    "ls",
+    "read",
+    "write",
+    "edit",
+    "move",
+    "delete",
+    "search",
+];
+
+/// Which MCP era the client speaks.
+#[derive(Clone, Copy)]
+enum Era {
+    /// `initialize` handshake.
+    Initialize,
+    /// 2026-07-28: `server/discover`, no handshake.
+    Discover,
+}
+
+/// How to start one `berth-mcp`.
+struct Spawn<'a> {
+    env: &'a TestEnv,
+    dir: PathBuf,
+    args: Vec<String>,
+    vars: Vec<(String, String)>,
+    era: Era,
+}
+
+impl<'a> Spawn<'a> {
+    /// `berth-mcp` started in `dir` (its working directory).
+    fn new(env: &'a TestEnv, dir: impl AsRef<Path>) -> Spawn<'a> {
+        Spawn {
+            env,
+            dir: dir.as_ref().to_path_buf(),
+            args: Vec::new(),
+            vars: Vec::new(),
+            era: Era::Initialize,
+        }
+    }
+
+    fn arg(mut self, a: impl Into<String>) -> Self {
+        self.args.push(a.into());
+        self
+    }
+
+    fn var(mut self, k: &str, v: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.vars
+            .push((k.to_string(), v.as_ref().to_string_lossy().into_owned()));
+        self
+    }
+
+    fn era(mut self, era: Era) -> Self {
+        self.era = era;
+        self
+    }
+
+    async fn start(self) -> Shim {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let log = self.env.root().join(format!("berth-mcp-{n}.log"));
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_berth-mcp"));
+        cmd.env_clear()
+            .envs(self.env.base_env())
+            .env("BERTH_LOG", "berth_mcp=debug,rmcp=warn")
+            .envs(self.vars.iter().map(|(k, v)| (k, v)))
+            .args(&self.args)
+            .current_dir(&self.dir);
+        let stderr = std::fs::File::create(&log).expect("shim log");
+        let (transport, _) = TokioChildProcess::builder(cmd)
+            .stderr(Stdio::from(stderr))
+            .spawn()
+            .expect("spawn berth-mcp");
+        let info = ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("berth-e2e", "7.7.7"),
+        );
+        let client = match self.era {
+            Era::Initialize => info.serve(transport).await,
+            Era::Discover => {
+                info.serve_with_lifecycle(
+                    transport,
+                    ClientLifecycleMode::Discover {
+                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                    },
+                )
+                .await
+            }
+        };
+        let client = client.unwrap_or_else(|e| {
+            panic!(
+                "MCP client could not start berth-mcp: {e}\n--- shim log ---\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            )
+        });
+        Shim { client, log }
+    }
+}
+
+/// A running `berth-mcp` and the MCP client talking to it.
+struct Shim {
+    client: RunningService<RoleClient, ClientConfig>,
+    log: PathBuf,
+}
+
+impl Shim {
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    async fn call(&self, tool: &str, args: Value) -> CallToolResult {
+        let Value::Object(map) = args else {
+            panic!("arguments must be an object")
+        };
+        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(map);
+        match self.client.call_tool(params).await {
+            Ok(r) => r,
+            Err(e) => panic!(
+                "tools/call {tool} failed at the protocol level: {e}\n--- shim log ---\n{}",
+                self.log()
+            ),
+        }
+    }
+
+    /// A successful call: its text and structured content.
+    async fn ok(&self, tool: &str, args: Value) -> (String, Value) {
+        let r = self.call(tool, args.clone()).await;
+        let t = text(&r);
+        assert_ne!(
+            r.is_error,
+            Some(true),
+            "{tool} {args} failed: {t}\n--- shim log ---\n{}",
+            self.log()
+        );
+        (t, r.structured_content.clone().unwrap_or(Value::Null))
+    }
+
+    /// A call the daemon refused: its text (a result with `is_error`, not a
+    /// protocol error).
+    async fn err(&self, tool: &str, args: Value) -> String {
+        let r = self.call(tool, args.clone()).await;
+        let t = text(&r);
+        assert_eq!(
+            r.is_error,
+            Some(true),
+            "{tool} {args} should have failed, gave: {t}"
+        );
+        t
+    }
+
+    async fn context(&self) -> Value {
+        self.ok("device_context", json!({})).await.1
+    }
+
+    async fn stop(self) {
+        let _ = self.client.cancel().await;
+    }
+}
+
+fn text(r: &CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("")
+}
+
+/// `berth ARGS`, which must succeed.
+fn berth(env: &TestEnv, args: &[&str]) {
+    let _ = env.run_berth(args).success();
+}
+
+/// An unassigned project: a git root (a `.git` folder).
+fn git_project(env: &TestEnv, rel: &str) -> PathBuf {
+    let dir = env.dir(rel);
+    env.git_root(&dir)
+}
+
+/// A project approved for `ws` through the CLI, as a person would.
+fn approved_project(env: &TestEnv, rel: &str, ws: &str) -> PathBuf {
+    let dir = git_project(env, rel);
+    let _ = env.run_in(&dir, ["workspace", "use", ws]).success();
+    dir
+}
+
+fn is_notice(t: &str) -> bool {
+    t.starts_with("berth: ")
+}
+
+async fn ws(s: &Shim) -> Value {
+    s.context().await["workspace"].clone()
+}
+
+fn scratch_id(env: &TestEnv, folder: &Value) -> String {
+    let folder = PathBuf::from(folder.as_str().expect("folder is a path"));
+    let scratch = env.data_dir().join("scratch");
+    assert_eq!(
+        folder.parent(),
+        Some(scratch.as_path()),
+        "a projectless session's folder is <data>/scratch/<id>"
+    );
+    folder.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+// ---------------------------------------------------------------------------
+// The tool list and the handshake
+
+#[tokio::test]
+async fn tools_are_listed_with_their_schemas() {
+    let env = TestEnv::new();
+    let shim = Spawn::new(&env, env.home()).start().await;
+    let tools = shim.client.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names.iter().copied().collect::<BTreeSet<_>>(), TOOLS.into());
+    let required = |t: &str| -> BTreeSet<String> {
+        let tool = tools.iter().find(|x| x.name == t).unwrap();
+        tool.input_schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().map(|v| v.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    };
+    let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+    assert_eq!(required("device_context"), set(&[]));
+    assert_eq!(required("list_workspaces"), set(&[]));
+    assert_eq!(required("use_workspace"), set(&["name"]));
+    assert_eq!(required("ls"), set(&["path"]));
+    assert_eq!(required("read"), set(&["path"]));
+    assert_eq!(required("write"), set(&["path", "content"]));
+    assert_eq!(required("edit"), set(&["path", "old", "new"]));
+    assert_eq!(required("move"), set(&["from", "to"]));
+    assert_eq!(required("delete"), set(&["path"]));
+    assert_eq!(required("search"), set(&["query"]));
+    for tool in &tools {
+        let props = tool.input_schema["properties"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{} has no properties", tool.name));
+        let ws = props
+            .get("workspace")
+            .unwrap_or_else(|| panic!("{} takes no workspace", tool.name));
+        assert!(
+            ws["description"]
+                .as_str()
+                .is_some_and(|d| d.contains("argument")),
+            "{}: workspace has no description: {ws}",
+            tool.name
+        );
+        for (name, p) in props {
+            assert!(
+                p["description"].as_str().is_some_and(|d| !d.is_empty()),
+                "{}.{name} has no description",
+                tool.name
+            );
+        }
+        let desc = tool.description.as_deref().unwrap_or("");
+        assert!(!desc.is_empty(), "{} has no description", tool.name);
+        if !["device_context", "use_workspace"].contains(&tool.name.as_ref()) {
+            assert!(
+                desc.contains("<workspace>/<path>"),
+                "{}: the description does not state the path rule: {desc}",
+                tool.name
+            );
+        }
+    }
+    let use_ws = tools.iter().find(|t| t.name == "use_workspace").unwrap();
+    assert_eq!(
+        use_ws.input_schema["properties"]["allow_overlap"]["type"],
+        "boolean"
+    );
+    shim.stop().await;
+}
+
+#[tokio::test]
+async fn the_initialize_era_negotiates_and_gets_the_daemons_instructions() {
+    let env = TestEnv::new();
+    berth(&env, &["workspace", "create", "notes"]);
+    let shim = Spawn::new(&env, env.home()).start().await;
+    let info = shim.client.peer_info().expect("server info");
+    assert!(
+        info.protocol_version.as_str() < ProtocolVersion::V_2026_07_28.as_str(),
+        "an initialize client negotiates an initialize-era version, got {}",
+        info.protocol_version
+    );
+    assert_eq!(
+        info.server_info.as_ref().map(|s| s.name.as_str()),
+        Some("berth-mcp")
+    );
+    let instructions = info.instructions.as_deref().unwrap_or("");
+    assert!(
+        instructions.contains("Workspaces on this device: default, notes"),
+        "{instructions}"
+    );
+    assert!(
+        instructions.contains("<workspace>/<path>"),
+        "{instructions}"
+    );
+    assert!(
+        instructions.contains("Use berth workspace <name>"),
+        "{instructions}"
+    );
+    assert_eq!(shim.context().await["workspace"], "default");
+    shim.stop().await;
+}
+
+#[tokio::test]
+async fn the_2026_07_28_era_negotiates_without_initialize() {
+    let env = TestEnv::new();
+    berth(&env, &["workspace", "create", "notes"]);
+    let dir = approved_project(&env, "proj", "notes");
+    let shim = Spawn::new(&env, &dir).era(Era::Discover).start().await;
+    let info = shim.client.peer_info().expect("server info");
+    assert_eq!(info.protocol_version, ProtocolVersion::V_2026_07_28);
+    let instructions = info.instructions.as_deref().unwrap_or("");
+    assert!(
+        instructions.contains("Workspaces on this device: default, notes"),
+        "{instructions}"
+    );
+    let tools = shim.client.list_all_tools().await.expect("tools/list");
+    assert_eq!(tools.len(), TOOLS.len());
+    let ctx = shim.context().await;
+    assert_eq!(ctx["workspace"], "notes");
+    assert_eq!(ctx["reason"], "project-file");
+    let (_, w) = shim
+        .ok("write", json!({"path": "a.txt", "content": "x"}))
+        .await;
+    assert_eq!(w["path"], "notes/a.txt");
+    shim.stop().await;
+}
+
+#[tokio::test]
+async fn the_client_identity_and_claude_session_id_reach_the_daemon() {
+    let env = TestEnv::new();
+    let shim = Spawn::new(&env, env.home())
+        .var("CLAUDE_CODE_SESSION_ID", "cc-1234")
+        .start()
+        .await;
+    let id = scratch_id(&env, &shim.context().await["folder"]);
+    let db =
+        rusqlite::Connection::open_with_flags(env.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("open the registry");
+    let row: (String, String, String) = db
+        .query_row(
+            "SELECT client_name, client_version, client_session_id FROM sessions WHERE id = ?1",
+            [&id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("the session's row");
+    assert_eq!(row, ("berth-e2e".into(), "7.7.7".into(), "cc-1234".into()));
+    shim.stop().await;
+}
+
+// ---------------------------------------------------------------------------
+// The notice
+
+#[tokio::test]
+async fn an_unassigned_project_gets_the_notice_on_its_first_result_only() {
+    let env = TestEnv::new();
+    berth(&env, &["workspace", "create", "work"]);
+    let dir = git_project(&env, "proj");
+    let shim = Spawn::new(&env, &dir).start().await;
+    // The first result, whatever the tool.
+    let (first, _) = shim.ok("list_workspaces", json!({})).await;
+    assert!(is_notice(&first), "no notice first: {first}");
+    assert!(first.contains("is not assigned"), "{first}");
+    assert!(first.contains("uses workspace \"default\""), "{first}");
+    assert!(first.contains("default, work"), "{first}");
+    assert!(first.contains("use_workspace"), "{first}");
+    let (second, _) = shim.ok("list_workspaces", json!({})).await;
+    assert!(!second.contains("berth:"), "notice repeated: {second}");
+    let (third, ctx) = shim.ok("device_context", json!({})).await;
+    assert!(!is_notice(&third), "notice repeated: {third}");
+    assert_eq!(ctx["reason"], "active");
+    shim.stop().await;
+}
+
+#[tokio::test]
+async fn an_unapproved_proposal_gets_the_notice_on_its_first_result_only() {
+    let env = TestEnv::new();
+    berth(&env, &["workspace", "create", "team"]);
+    let dir = git_project(&env, "cloned");
+    env.project_file(&dir, r#"{"workspace": "team"}"#);
+    let shim = Spawn::new(&env, &dir).start().await;
+    let (first, ctx) = shim.ok("device_context", json!({})).await;
+    assert!(is_notice(&first), "no notice first: {first}");
+    assert!(first.contains("proposing workspace \"team\""), "{first}");
+    assert_eq!(ctx["proposal"], "team");
+    let (second, _) = shim.ok("device_context", json!({})).await;
+    assert!(!is_notice(&second), "notice repeated: {second}");
+    shim.stop().await;
+}
+
+#[tokio::test]
+async fn even_a_failing_first_call_carries_the_notice() {
+    let env = TestEnv::new();
+    let dir = git_project(&env, "proj");
+    let shim = Spawn::new(&env, &dir).start().await;
+    let first = shim
+        .err("read", json!({"path": "default/missing.txt"}))
+        .await;
+    assert!(is_notice(&first), "{first}");
+    assert!(first.contains("no such file"), "{first}");
+    let second = shim
+        .err("read", json!({"path": "default/missing.txt"}))
+        .await;
+    assert!(!is_notice(&second), "{second}");
+    shim.stop().await;
+}
+
+#[tokio::test]
+async fn an_approved_project_gets_no_notice() {
+    let env = TestEnv::new();
+    let dir = approved_project(&env, "proj", "mine");
+    let shim = Spawn::new(&env, &dir).start().await;
+    let (first, ctx) = shim.ok("device_context", json!({})).await;
+    assert!(!first.contains("berth:"), "{first}");
+    assert_eq!(ctx["workspace"], "mine");
+    assert_eq!(ctx["reason"], "project-file");
+    shim.stop().await;
+}
+
+#[tokio::test]
+async fn a_session_without_a_project_gets_no_notice() {
+    let env = TestEnv::new();
+    berth(&env, &["workspace", "create", "work"]);
+    let plain = env.dir("plain");
+    let shim = Spawn::new(&env, &plain).start().await;
+    let (first, ctx) = shim.ok("list_workspaces", json!({})).await;
+    assert!(!first.contains("berth:"), "{first}");
+    assert_eq!(shim.context().await["project"], Value::Null);
+    assert_eq!(ctx["active"], "default");
+    shim.stop().await;
+}
+
+#[tokio::test]
+async fn a_hook_that_already_asked_means_no_second_notice_for_the_same_claude_session() {
+    let env = TestEnv::new();
+    let dir = git_project(&env, "proj");
+    let a = Spawn::new(&env, &dir)
+        .var("CLAUDE_CODE_SESSION_ID", "same")
+        .start()
+        .await;
+    let (first, _) = a.ok("device_context", json!({})).await;
+    assert!(is_notice(&first), "{first}");
+    // A second MCP server of the same Claude Code session (a reconnect).
+    let b = Spawn::new(&env, &dir)
+        .var("CLAUDE_CODE_SESSION_ID", "same")
+        .start()
+        .await;
+    let (again, _) = b.ok("device_context", json!({})).await;
+    assert!(!is_notice(&again), "asked twice: {again}");
+    a.stop().await;
+    b.stop().await;
+}
+
+// ---------------------------------------------------------------------------
+// device_context and use_workspace
+
+#[tokio::test]
+async fn device_context_has_its_structured_fields() {
+    let env = TestEnv::new();
+    berth(&env, &["workspace", "create", "team"]);
+    let dir = git_project(&env, "cloned");
+    env.project_file(&dir, r#"{"workspace": "team"}"#);
+    let shim = Spawn::new(&env, &dir).start().await;
+    let ctx = shim.context().await;
+    let keys: BTreeSet<&str> = ctx
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        BTreeSet::from([
+            "workspace",
+            "reason",
+            "project",
+            "proposal",
+            "folder",
+            "workspaces",
+            "notes"
+        ])
+    );
+    assert_eq!(ctx["workspace"], "default");
+    assert_eq!(ctx["reason"], "active");
+    assert_eq!(ctx["project"], dir.display().to_string());
+    assert_eq!(ctx["proposal"], "team");
+    // Only a default, with two workspaces: no folder for unqualified paths.
+    assert_eq!(ctx["folder"], Value::Null);
+    assert_eq!(ctx["workspaces"], json!(["default", "team"]));
+    assert!(ctx["notes"].is_array());
+
+    let plain = env.dir("plain");
+    let other = Spawn::new(&env, &plain).start().await;
+    let ctx = other.context().await;
+    assert_eq!(ctx["project"], Value::Null);
+    assert_eq!(ctx["proposal"], Value::Null);
+    scratch_id(&env, &ctx["folder"]);
+    shim.stop().await;
+    other.stop().await;
+}
+
+#[tokio::test]
+async fn use_workspace_repins_the_session_and_writes_the_project_file() {
+    let env = TestEnv::new();
+    let dir = git_project(&env, "proj");
+    let shim = Spawn::new(&env, &dir).start().await;
+    let (_, ctx) = shim.ok("device_context", json!({})).await;
+    assert_eq!(ctx["reason"], "active");
+    let (t, r) = shim.ok("use_workspace", json!({"name": "mine"})).await;
+    assert_eq!(r["switched"], true, "{t}");
+    assert_eq!(r["created"], true);
+    assert!(t.contains("committing it"), "{t}");
+    let file = dir.join(".berth/workspace.json");
+    assert_eq!(r["project_file"], file.display().to_string());
+    let written: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(written, json!({"workspace": "mine"}));
+    let ctx = shim.context().await;
+    assert_eq!(ctx["workspace"], "mine");
+    assert_eq!(ctx["reason"], "project-file");
+    assert_eq!(
+        ctx["folder"],
+        env.managed_home("mine").display().to_string()
+    );
+    // The device agrees, for every other client.
+    let resolved = env.json_in(&dir, ["resolve"]);
+    assert_eq!(resolved["workspace"], "mine");
+    shim.stop().await;
+}
+
+#[tokio::test]
+async fn an_overlap_changes_nothing_until_allow_overlap() {
+    let env = TestEnv::new();
+    let parent = env.dir("parent");
+    berth(&env, &["workspace", "create", "other"]);
+    berth(&env, &["root", "add", "other", parent.to_str().unwrap()]);
+    let dir = git_project(&env, "parent/proj");
+    let shim = Spawn::new(&env, &dir).start().await;
+    assert_eq!(shim.context().await["workspace"], "other");
+    let refused = shim.err("use_workspace", json!({"name": "mine"})).await;
+    assert!(
+        refused.contains("other"),
+        "the refusal names the other workspace: {refused}"
+    );
+    assert!(
+        !dir.join(".berth").exists(),
+        "nothing may be written on a refusal"
+    );
+    let ctx = shim.context().await;
+    assert_eq!(ctx["workspace"], "other");
+    assert_eq!(ctx["reason"], "root");
+    let (t, r) = shim
+        .ok(
+            "use_workspace",
+            json!({"name": "mine", "allow_overlap": true}),
+        )
+        .await;
+    assert_eq!(r["switched"], true, "{t}");
+    assert!(dir.join(".berth/workspace.json").is_file());
+    assert_eq!(shim.context().await["workspace"], "mine");
+    shim.stop().await;
+}
+
+#[tokio::test]
+async fn without_a_project_use_workspace_only_creates() {
+    let env = TestEnv::new();
+    let plain = env.dir("plain");
+    let shim = Spawn::new(&env, &plain).start().await;
+    let (t, r) = shim.ok("use_workspace", json!({"name": "notes"})).await;
+    assert_eq!(r["switched"], false, "{t}");
+    assert_eq!(r["created"], true);
+    assert_eq!(r["project_file"], Value::Null);
+    assert!(t.contains("pass workspace \"notes\""), "{t}");
+    assert!(!plain.join(".berth").exists());
+    let ctx = shim.context().await;
+    assert_eq!(ctx["workspace"], "default");
+    assert_eq!(ctx["reason"], "active");
+    assert!(berth_tests::names(&env.json(["workspace", "list"])).contains(&"notes".to_string()));
+    shim.stop().await;
+}
+
+#[tokio::test]
+async fn a_global_switch_does_not_move_a_running_session() {
+    let env = TestEnv::new();
+    let plain = env.dir("plain");
+    let shim = Spawn::new(&env, &plain).start().await;
+    assert_eq!(shim.context().await["workspace"], "default");
+    berth(&env, &["workspace", "create", "other"]);
+    berth(&env, &["workspace", "switch", "other"]);
+    let ctx = shim.context().await;
+    assert_eq!(ctx["workspace"], "default", "the running session moved");
+    assert_eq!(ctx["reason"], "active");
+    // A session started now takes the new active workspace.
+    let fresh = Spawn::new(&env, &plain).start().await;
+    assert_eq!(fresh.context().await["workspace"], "other");
+    shim.stop().await;
+    fresh.stop().await;
+}
+
+#[tokio::test]
+async fn a_per_call_workspace_overrides_the_pin_for_that_call() {
+    let env = TestEnv::new();
+    berth(&env, &["workspace", "create", "other"]);
+    let dir = approved_project(&env, "proj", "mine");
+    let shim = Spawn::new(&env, &dir).start().await;
+    let (_, ctx) = shim
+        .ok("device_context", json!({"workspace": "other"}))
+        .await;
+    assert_eq!(ctx["workspace"], "other");
+    assert_eq!(ctx["reason"], "argument");
+    let (_, w) = shim
+        .ok(
+            "write",
+            json!({"path": "n.txt", "content": "hi", "workspace": "other"}),
+        )
+        .await;
+    assert_eq!(w["path"], "other/n.txt");
+    assert!(env.managed_home("other").join("n.txt").is_file());
+    assert!(!env.managed_home("mine").join("n.txt").exists());
+    // Only that call: the pin stays.
+    assert_eq!(shim.context().await["workspace"], "mine");
+    let unknown = shim
+        .err("device_context", json!({"workspace": "nope"}))
+        .await;
+    assert!(
+        unknown.contains("default") && unknown.contains("mine"),
+        "{unknown}"
+    );
+    shim.stop().await;
+}
+
+#[tokio::test]
+async fn the_session_directory_comes_from_cwd_then_berth_cwd_then_claude_project_dir() {
+    let env = TestEnv::new();
+    let a = approved_project(&env, "a", "wa");
+    let b = approved_project(&env, "b", "wb");
+    let c = approved_project(&env, "c", "wc");
+    let home = env.home();
+
+    let s = Spawn::new(&env, &home)
+        .arg("--cwd")
+        .arg(a.to_str().unwrap())
+        .var("BERTH_CWD", &b)
+        .var("CLAUDE_PROJECT_DIR", &c)
+        .start()
+        .await;
+    assert_eq!(ws(&s).await, "wa");
+    s.stop().await;
+
+    let s = Spawn::new(&env, &home)
+        .var("BERTH_CWD", &b)
+        .var("CLAUDE_PROJECT_DIR", &c)
+        .start()
+        .await;
+    assert_eq!(ws(&s).await, "wb");
+    s.stop().await;
+
+    let s = Spawn::new(&env, &home)
+        .var("CLAUDE_PROJECT_DIR", &c)
+        .start()
+        .await;
+    assert_eq!(ws(&s).await, "wc");
+    s.stop().await;
+
+    let s = Spawn::new(&env, &a).start().await;
+    assert_eq!(ws(&s).await, "wa");
+    s.stop().await;
+
+    // A relative --cwd is taken against the working directory; a template a
+    // client left unexpanded is ignored.
+    let s = Spawn::new(&env, env.root()).arg("--cwd=b").start().await;
+    assert_eq!(ws(&s).await, "wb");
+    s.stop().await;
+    let s = Spawn::new(&env, &c)
+        .arg("--cwd=${workspaceFolder}")
+        .start()
+        .await;
+    assert_eq!(ws(&s).await, "wc");
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn berth_workspace_and_extra_home_are_forwarded() {
+    let env = TestEnv::new();
+    berth(&env, &["workspace", "create", "pinned"]);
+    let dir = approved_project(&env, "proj", "mine");
+    let s = Spawn::new(&env, &dir)
+        .var("BERTH_WORKSPACE", "pinned")
+        .start()
+        .await;
+    let ctx = s.context().await;
+    assert_eq!(ctx["workspace"], "pinned");
+    assert_eq!(ctx["reason"], "env");
+    s.stop().await;
+
+    // BERTH_EXTRA_HOME: a project folder that is a home is no project.
+    let extra = git_project(&env, "winhome");
+    let s = Spawn::new(&env, &extra)
+        .var("BERTH_EXTRA_HOME", &extra)
+        .start()
+        .await;
+    assert_eq!(s.context().await["project"], Value::Null);
+    s.stop().await;
+}
+
+// ---------------------------------------------------------------------------
+// Daemon restarts
+
+#[tokio::test]
+async fn a_kill_9_of_the_daemon_mid_session_is_survived_with_the_same_id_and_pin() {
+    let env = TestEnv::new();
+    let plain = env.dir("plain");
+    let shim = Spawn::new(&env, &plain).start().await;
+    let before = shim.context().await;
+    let id = scratch_id(&env, &before["folder"]);
+    shim.ok("write", json!({"path": "keep.txt", "content": "kept"}))
+        .await;
+    // The active workspace moves: a re-resolution would now say "other".
+    berth(&env, &["workspace", "create", "other"]);
+    berth(&env, &["workspace", "switch", "other"]);
+    let old = env.daemon_pid();
+    berth_tests::signal(old, libc::SIGKILL);
+    env.wait_no_daemon(Duration::from_secs(10));
+
+    // The shim starts the daemon again and re-registers, unseen.
+    let after = shim.context().await;
+    assert_eq!(scratch_id(&env, &after["folder"]), id, "a new session id");
+    assert_eq!(after["workspace"], "default", "the pin was lost");
+    assert_eq!(after["reason"], "active");
+    let (content, _) = shim.ok("read", json!({"path": "keep.txt"})).await;
+    assert_eq!(content, "kept");
+    let new = env.daemon_pid();
+    assert_ne!(new, old);
+    shim.stop().await;
+}
+
+#[tokio::test]
+async fn a_daemon_restarted_by_someone_else_gets_the_session_back() {
+    let env = TestEnv::new();
+    let dir = git_project(&env, "proj");
+    let shim = Spawn::new(&env, &dir).start().await;
+    shim.ok("use_workspace", json!({"name": "mine"})).await;
+    let old = env.daemon_pid();
+    berth_tests::signal(old, libc::SIGKILL);
+    env.wait_no_daemon(Duration::from_secs(10));
+    // The CLI starts the new daemon; it has never heard of this session.
+    berth(&env, &["workspace", "list"]);
+    let ctx = shim.context().await;
+    assert_eq!(ctx["workspace"], "mine");
+    assert_eq!(ctx["reason"], "project-file");
+    let (_, w) = shim
+        .ok("write", json!({"path": "x.md", "content": "1"}))
+        .await;
+    assert_eq!(w["path"], "mine/x.md");
+    shim.stop().await;
+}
+
+#[tokio::test]
+async fn the_daemon_learns_when_the_session_ends() {
+    let env = TestEnv::new();
+    let shim = Spawn::new(&env, env.home()).start().await;
+    let id = scratch_id(&env, &shim.context().await["folder"]);
+    shim.stop().await;
+    let ended = berth_tests::wait_until(Duration::from_secs(10), || {
+        let db = rusqlite::Connection::open_with_flags(
+            env.db(),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .map_err(|e| e.to_string())?;
+        let ended: Option<i64> = db
+            .query_row("SELECT ended_at FROM sessions WHERE id = ?1", [&id], |r| {
+                r.get(0)
+            })
+            .map_err(|e| e.to_string())?;
+        ended.ok_or_else(|| "not ended yet".to_string())
+    });
+    assert!(ended.is_ok(), "the session never ended: {ended:?}");
+}
+
+// ---------------------------------------------------------------------------
+// File tools through MCP
+
+#[tokio::test]
+async fn qualified_writes_and_reads_round_trip_across_workspaces() {
+    let env = TestEnv::new();
+    berth(&env, &["workspace", "create", "a"]);
+    berth(&env, &["workspace", "create", "b"]);
+    let dir = approved_project(&env, "proj", "a");
+    let shim = Spawn::new(&env, &dir).start().await;
+    let (_, w) = shim
+        .ok("write", json!({"path": "b/notes/x.md", "content": "in b"}))
+        .await;
+    assert_eq!(w["path"], "b/notes/x.md");
+    assert_eq!(
+        std::fs::read_to_string(env.managed_home("b").join("notes/x.md")).unwrap(),
+        "in b"
+    );
+    let (t, r) = shim.ok("read", json!({"path": "b/notes/x.md"})).await;
+    assert_eq!(t, "in b");
+    assert_eq!(r["path"], "b/notes/x.md");
+    shim.ok("write", json!({"path": "a/y.md", "content": "in a"}))
+        .await;
+    let (t, _) = shim.ok("read", json!({"path": "y.md"})).await;
+    assert_eq!(
+        t, "in a",
+        "an unqualified read is in the session's own home"
+    );
+    // `ls /` lists the workspaces; listings are qualified.
+    let (t, root) = shim.ok("ls", json!({"path": "/"})).await;
+    for ws in ["a", "b", "default"] {
+        assert!(t.contains(&format!("{ws}/")), "{t}");
+    }
+    assert!(root.to_string().contains("\"b\""), "{root}");
+    let (_, l) = shim.ok("ls", json!({"path": "b/"})).await;
+    assert_eq!(l["entries"][0]["path"], "b/notes/", "{l}");
+    shim.stop().await;
+}
+
+#[tokio::test]
+async fn an_unqualified_write_in_an_approved_project_lands_in_its_home() {
+    let env = TestEnv::new();
+    let dir = approved_project(&env, "proj", "mine");
+    let shim = Spawn::new(&env, &dir).start().await;
+    let (t, w) = shim
+        .ok("write", json!({"path": "todo.md", "content": "- a"}))
+        .await;
+    assert_eq!(w["path"], "mine/todo.md", "{t}");
+    assert_eq!(
+        std::fs::read_to_string(env.managed_home("mine").join("todo.md")).unwrap(),
+        "- a"
+    );
+    assert!(!dir.join("todo.md").exists(), "written into the project");
+    shim.stop().await;
+}
+
+#[tokio::test]
+async fn an_unqualified_write_without_a_project_lands_in_the_scratch_folder() {
+    let env = TestEnv::new();
+    berth(&env, &["workspace", "create", "other"]);
+    let plain = env.dir("plain");
+    let shim = Spawn::new(&env, &plain).start().await;
+    let id = scratch_id(&env, &shim.context().await["folder"]);
+    let (_, w) = shim
+        .ok("write", json!({"path": "s/t.txt", "content": "scratch"}))
+        .await;
+    assert_eq!(w["path"], "./s/t.txt");
+    let file = env.data_dir().join("scratch").join(&id).join("s/t.txt");
+    assert_eq!(std::fs::read_to_string(file).unwrap(), "scratch");
+    for ws in ["default", "other"] {
+        assert!(!env.managed_home(ws).join("s").exists(), "leaked into {ws}");
+    }
+    assert!(!plain.join("s").exists());
+    shim.stop().await;
+}
+
+#[tokio::test]
+async fn an_unqualified_path_is_refused_when_the_workspace_is_only_a_default() {
+    let env = TestEnv::new();
+    berth(&env, &["workspace", "create", "work"]);
+    let dir = git_project(&env, "proj");
+    let shim = Spawn::new(&env, &dir).start().await;
+    shim.ok("device_context", json!({})).await; // the notice goes first
+    let t = shim
+        .err("write", json!({"path": "plans/x.md", "content": "?"}))
+        .await;
+    assert!(
+        t.starts_with("no workspace \"plans\" — workspaces: default, work"),
+        "{t}"
+    );
+    for ws in ["default", "work"] {
+        assert!(!env.managed_home(ws).join("plans").exists());
+    }
+    assert!(!dir.join("plans").exists());
+    shim.stop().await;
+}
+
+#[tokio::test]
+async fn symlink_and_dotdot_escapes_are_refused_and_nothing_outside_is_touched() {
+    let env = TestEnv::new();
+    let dir = approved_project(&env, "proj", "mine");
+    let outside = env.dir("outside");
+    std::fs::write(outside.join("secret.txt"), "TOPSECRET").unwrap();
+    let shim = Spawn::new(&env, &dir).start().await;
+    shim.ok("write", json!({"path": "ok.txt", "content": "fine"}))
+        .await;
+    let home = env.managed_home("mine");
+    std::os::unix::fs::symlink(&outside, home.join("out")).unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.txt"), home.join("s.txt")).unwrap();
+
+    let mut said = String::new();
+    for (tool, args) in [
+        ("read", json!({"path": "out/secret.txt"})),
+        ("read", json!({"path": "mine/out/secret.txt"})),
+        ("read", json!({"path": "s.txt"})),
+        ("read", json!({"path": "../../outside/secret.txt"})),
+        ("read", json!({"path": "mine/../../../outside/secret.txt"})),
+        (
+            "read",
+            json!({"path": outside.join("secret.txt").to_str().unwrap()}),
+        ),
+        ("ls", json!({"path": "out"})),
+        ("search", json!({"query": "TOPSEC", "path": "out"})),
+        ("write", json!({"path": "out/new.txt", "content": "x"})),
+        ("write", json!({"path": "../escape.txt", "content": "x"})),
+        ("edit", json!({"path": "s.txt", "old": "TOP", "new": "NOT"})),
+        (
+            "move",
+            json!({"from": "out/secret.txt", "to": "stolen.txt"}),
+        ),
+        ("move", json!({"from": "ok.txt", "to": "out/planted.txt"})),
+        ("delete", json!({"path": "out/secret.txt"})),
+    ] {
+        said.push_str(&shim.err(tool, args).await);
+    }
+    // Writing over the link replaces the link itself (an atomic rename in
+    // the home), never the file it points to.
+    let r = shim
+        .call("write", json!({"path": "s.txt", "content": "overwritten"}))
+        .await;
+    said.push_str(&text(&r));
+    if r.is_error != Some(true) {
+        assert!(!home.join("s.txt").is_symlink());
+        std::fs::remove_file(home.join("s.txt")).unwrap();
+    }
+    // A search of the home itself must not follow the link either.
+    let (t, _) = shim.ok("search", json!({"query": "TOPSEC"})).await;
+    said.push_str(&t);
+    assert!(!said.contains("TOPSECRET"), "a secret leaked: {said}");
+    let mut names: Vec<_> = std::fs::read_dir(&outside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["secret.txt"], "something was written outside");
+    assert_eq!(
+        std::fs::read_to_string(outside.join("secret.txt")).unwrap(),
+        "TOPSECRET"
+    );
+    assert!(!env.root().join("escape.txt").exists());
+    assert!(!env.data_dir().join("escape.txt").exists());
+    assert!(!env.data_dir().join("workspaces/escape.txt").exists());
+    shim.stop().await;
+}
+
+#[tokio::test]
+async fn edit_move_delete_and_search_return_qualified_paths() {
+    let env = TestEnv::new();
+    berth(&env, &["workspace", "create", "other"]);
+    let dir = approved_project(&env, "proj", "mine");
+    let shim = Spawn::new(&env, &dir).start().await;
+    shim.ok(
+        "write",
+        json!({"path": "a.txt", "content": "hello world\n"}),
+    )
+    .await;
+    let (_, e) = shim
+        .ok(
+            "edit",
+            json!({"path": "a.txt", "old": "world", "new": "berth"}),
+        )
+        .await;
+    assert_eq!(e["path"], "mine/a.txt");
+    let (t, _) = shim.ok("read", json!({"path": "mine/a.txt"})).await;
+    assert_eq!(t, "hello berth\n");
+    let (t, s) = shim
+        .ok("search", json!({"query": "berth", "path": "mine/"}))
+        .await;
+    assert_eq!(s["matches"][0]["path"], "mine/a.txt", "{t}");
+    assert!(t.contains("mine/a.txt:1:"), "{t}");
+    let (_, s) = shim.ok("search", json!({"query": "berth"})).await;
+    assert_eq!(s["matches"][0]["path"], "mine/a.txt");
+    let (_, m) = shim
+        .ok("move", json!({"from": "a.txt", "to": "other/b.txt"}))
+        .await;
+    assert_eq!(m["from"], "mine/a.txt");
+    assert_eq!(m["to"], "other/b.txt");
+    assert!(!env.managed_home("mine").join("a.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(env.managed_home("other").join("b.txt")).unwrap(),
+        "hello berth\n"
+    );
+    let (_, d) = shim.ok("delete", json!({"path": "other/b.txt"})).await;
+    assert_eq!(d["path"], "other/b.txt");
+    assert!(!env.managed_home("other").join("b.txt").exists());
+    let gone = shim.err("read", json!({"path": "other/b.txt"})).await;
+    assert!(gone.contains("other/b.txt"), "{gone}");
+    shim.stop().await;
+}
