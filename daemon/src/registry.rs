@@ -1,15 +1,17 @@
 //! A plain-data snapshot of the registry, as resolution reads it: workspaces, the active one, the
 //! `workspace.unassigned` setting and the roots. The store builds it; nothing here writes.
-//! Root questions go through the methods below, so the linear scans can become a path trie
-//! without touching callers.
+//! Root questions go through the methods below. The ones on the resolution path look roots up
+//! by the folder's ancestors in an index built on first use, so their cost follows the walk's
+//! depth, not the number of roots (100k roots resolve as fast as 10).
 //!
 //! Invariant the store keeps: every root and `active` name an existing workspace, and
 //! `unassigned` may name a deleted one only between a delete and its reset (resolution copes).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
-use crate::pathutil::{depth, is_within};
+use crate::pathutil::{depth, is_within, normalize};
 
 /// Where a workspace's files live (SPEC §2). The path of a managed home is derived by the store.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +39,30 @@ pub struct Registry {
     pub active: String,
     pub unassigned: Option<String>,
     pub roots: Vec<Root>,
+    /// Built from `roots` on first use: a registry is a snapshot, so build a new one rather
+    /// than editing `roots` after asking it anything.
+    pub root_index: RootIndex,
 }
+
+/// Roots by their (normalised) path, as positions in `roots`.
+#[derive(Debug, Default)]
+pub struct RootIndex(OnceLock<HashMap<PathBuf, Vec<usize>>>);
+
+impl Clone for RootIndex {
+    /// A clone rebuilds its index from its own roots.
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl PartialEq for RootIndex {
+    /// Derived data: registries are equal when their roots are.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for RootIndex {}
 
 impl Registry {
     /// Workspace names, sorted.
@@ -49,12 +74,23 @@ impl Registry {
         self.workspaces.contains_key(name)
     }
 
-    /// Roots equal to or above `dir`.
+    /// Roots equal to or above `dir`, in `roots` order: one index lookup per ancestor of `dir`.
     pub fn roots_containing(&self, dir: &Path) -> Vec<&Root> {
-        self.roots
-            .iter()
-            .filter(|root| is_within(dir, &root.path))
-            .collect()
+        let index = self.root_index.0.get_or_init(|| {
+            let mut map: HashMap<PathBuf, Vec<usize>> = HashMap::new();
+            for (i, root) in self.roots.iter().enumerate() {
+                map.entry(normalize(&root.path)).or_default().push(i);
+            }
+            map
+        });
+        let mut found: Vec<usize> = normalize(dir)
+            .ancestors()
+            .filter_map(|a| index.get(a))
+            .flatten()
+            .copied()
+            .collect();
+        found.sort_unstable();
+        found.into_iter().map(|i| &self.roots[i]).collect()
     }
 
     /// The depth of the deepest roots containing `dir` and their workspaces, sorted and
@@ -134,6 +170,7 @@ pub(crate) mod fixtures {
                     path: PathBuf::from(p),
                 })
                 .collect(),
+            root_index: RootIndex::default(),
         }
     }
 }

@@ -581,6 +581,7 @@ fn read_registry(c: &Connection) -> Result<Registry, StoreError> {
         active,
         unassigned,
         roots,
+        root_index: Default::default(),
     })
 }
 

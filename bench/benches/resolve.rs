@@ -1,0 +1,37 @@
+//! In-process resolution, through the lookup cache and straight from the disk, by walk depth
+//! and number of roots. Run: `cargo bench -p berth-bench --bench resolve`.
+
+use std::time::Duration;
+
+use berth_bench::{Tree, registry, resolve_once};
+use berthd::cache::{CacheConfig, LookupCache};
+use berthd::fsview::RealFs;
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("resolve");
+    group
+        .sample_size(30)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    for depth in [4, 12, 24] {
+        let tree = Tree::new(depth);
+        let cache = LookupCache::new(CacheConfig::default());
+        for roots in [10, 10_000, 100_000] {
+            let reg = registry(roots, &tree.top);
+            let id = format!("depth{depth}/roots{roots}");
+            // Warm: the first look fills and watches.
+            resolve_once(&*cache, &tree.leaf, &tree.homes, &reg);
+            group.bench_function(BenchmarkId::new("cached", &id), |b| {
+                b.iter(|| resolve_once(&*cache, &tree.leaf, &tree.homes, &reg));
+            });
+            group.bench_function(BenchmarkId::new("uncached", &id), |b| {
+                b.iter(|| resolve_once(&RealFs, &tree.leaf, &tree.homes, &reg));
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,101 @@
+//! Fixtures for berth's benchmarks: a real directory tree of a given depth, and a registry with
+//! a given number of roots, so resolution can be timed cached and uncached in-process.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use berthd::fsview::{FsView, look_along};
+use berthd::registry::{Home, Registry, Root, WorkspaceEntry};
+use berthd::resolve::{Answer, Facts, Mode, resolve};
+use berthd::walk::walk_plan;
+
+/// A temp tree `d1/d2/.../dN` below a fake home's sibling, with a project file half-way down
+/// and a `.git` near the top, as a real checkout would have.
+pub struct Tree {
+    _tmp: tempfile::TempDir,
+    /// The deepest folder: where resolutions start.
+    pub leaf: PathBuf,
+    /// The top of the tree (the approved root).
+    pub top: PathBuf,
+    /// The homes walks stop at.
+    pub homes: Vec<PathBuf>,
+}
+
+impl Tree {
+    pub fn new(depth: usize) -> Tree {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let base = tmp.path().canonicalize().expect("canonical temp dir");
+        let home = base.join("home");
+        std::fs::create_dir(&home).expect("home");
+        let top = base.join("tree");
+        let mut leaf = top.clone();
+        for i in 1..depth {
+            leaf.push(format!("d{i}"));
+        }
+        std::fs::create_dir_all(&leaf).expect("tree");
+        std::fs::create_dir(top.join(".git")).expect(".git");
+        let mid: PathBuf = leaf.ancestors().nth(depth / 2).expect("mid").to_path_buf();
+        std::fs::create_dir(mid.join(".berth")).expect(".berth");
+        std::fs::write(mid.join(".berth/workspace.json"), r#"{"workspace": "w1"}"#)
+            .expect("project file");
+        Tree {
+            _tmp: tmp,
+            leaf,
+            top,
+            homes: vec![home],
+        }
+    }
+}
+
+/// A registry with `n` roots: one real one (workspace `w1`, at `top`) and `n - 1` elsewhere,
+/// spread over 100 workspaces.
+pub fn registry(n: usize, top: &Path) -> Registry {
+    let workspaces: BTreeMap<String, WorkspaceEntry> = (0..100)
+        .map(|i| {
+            let name = format!("w{i}");
+            let entry = WorkspaceEntry {
+                name: name.clone(),
+                home: Home::Managed,
+            };
+            (name, entry)
+        })
+        .collect();
+    let mut roots: Vec<Root> = (1..n)
+        .map(|i| Root {
+            workspace: format!("w{}", i % 100),
+            path: PathBuf::from(format!("/srv/projects/group{}/repo{i}", i % 97)),
+        })
+        .collect();
+    roots.push(Root {
+        workspace: "w1".into(),
+        path: top.to_path_buf(),
+    });
+    Registry {
+        workspaces,
+        active: "w0".into(),
+        unassigned: None,
+        roots,
+        root_index: Default::default(),
+    }
+}
+
+/// One in-process resolution of `dir`: plan the walk, look along it through `fs`, resolve.
+pub fn resolve_once<F: FsView + ?Sized>(
+    fs: &F,
+    dir: &Path,
+    homes: &[PathBuf],
+    registry: &Registry,
+) -> Answer {
+    let plan = walk_plan(dir, homes);
+    let walk = look_along(fs, &plan.dirs);
+    resolve(&Facts {
+        directory: dir.to_path_buf(),
+        argument: None,
+        env_pin: None,
+        walk,
+        stop: plan.stop,
+        registry,
+        mode: Mode::Agent,
+    })
+    .expect("resolves")
+}
