@@ -22,7 +22,12 @@ pub fn service(
     device: Arc<Device>,
 ) -> InterceptedService<BerthServer<Service>, impl tonic::service::Interceptor + Clone> {
     let version = device.version().to_string();
-    BerthServer::with_interceptor(Service { device }, move |req: Request<()>| {
+    // Above gRPC's 4 MiB default, so a file at the tools' own limit arrives
+    // and is refused (or written) with berth's message, not a transport error.
+    let server = BerthServer::new(Service { device })
+        .max_decoding_message_size(berth_proto::MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(berth_proto::MAX_MESSAGE_BYTES);
+    InterceptedService::new(server, move |req: Request<()>| {
         check_client_version(&version, &req)?;
         Ok(req)
     })

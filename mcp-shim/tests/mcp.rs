@@ -1012,3 +1012,28 @@ async fn edit_move_delete_and_search_return_qualified_paths() {
     assert!(gone.contains("other/b.txt"), "{gone}");
     shim.stop().await;
 }
+
+#[tokio::test]
+async fn a_write_past_the_size_limit_gets_berths_own_refusal_and_a_large_one_works() {
+    let env = TestEnv::new();
+    let plain = env.dir("plain");
+    let shim = Spawn::new(&env, &plain).start().await;
+    let big = "x".repeat(5 * 1024 * 1024);
+    let r = shim
+        .call("write", json!({"path": "default/big.txt", "content": big}))
+        .await;
+    assert_eq!(r.is_error, Some(true));
+    let t = text(&r);
+    assert!(t.contains("MiB"), "{t}");
+    assert!(!env.managed_home("default").join("big.txt").exists());
+    // Just under the limit: written and read back whole.
+    let near = "y".repeat(4 * 1024 * 1024 - 16);
+    shim.ok(
+        "write",
+        json!({"path": "default/near.txt", "content": near}),
+    )
+    .await;
+    let (_, read) = shim.ok("read", json!({"path": "default/near.txt"})).await;
+    assert_eq!(read["content"].as_str().map(str::len), Some(near.len()));
+    shim.stop().await;
+}

@@ -195,7 +195,9 @@ impl Connection {
                 })?;
         Ok(Connection {
             plain: BerthClient::new(channel.clone()),
-            client: BerthClient::with_interceptor(channel, VersionStamp),
+            client: BerthClient::with_interceptor(channel, VersionStamp)
+                .max_decoding_message_size(crate::MAX_MESSAGE_BYTES)
+                .max_encoding_message_size(crate::MAX_MESSAGE_BYTES),
             socket,
             env,
         })

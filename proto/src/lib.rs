@@ -36,5 +36,9 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Bumped whenever a request or reply changes meaning.
 pub const PROTOCOL: u32 = 1;
 
+/// Largest message either side sends or accepts: room for a file at the
+/// tools' 4 MiB limit twice over (text and structured content) plus framing.
+pub const MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
+
 /// Request metadata key carrying the client's version.
 pub const CLIENT_VERSION_HEADER: &str = "berth-client-version";
