@@ -463,6 +463,10 @@ impl LookupCache {
 
     /// Decides how a fill of `dir` stays true, setting up its watches if it can have them.
     fn plan(&self, dir: &Path) -> Plan {
+        // The folder's watch comes before looking at `.berth`: a `.berth` created after the look
+        // is then reported on the folder's watch, and one created before it is seen and watched.
+        // (Looking first left a gap where `.berth` appeared unwatched and its file came later.)
+        let dir_watched = delivers_events(dir) && self.watch(dir, None);
         let berth = dir.join(PROJECT_DIR);
         let berth_meta = std::fs::symlink_metadata(&berth).ok();
         if berth_meta
@@ -478,7 +482,7 @@ impl LookupCache {
         {
             return Plan::Uncached;
         }
-        if delivers_events(dir) && self.watch(dir, berth_is_dir.then_some(&berth)) {
+        if dir_watched && (!berth_is_dir || self.watch(dir, Some(&berth))) {
             return Plan::Watched;
         }
         match Fingerprint::take(dir) {
