@@ -259,7 +259,9 @@ fn daemon_gone(e: &ClientError) -> bool {
             Some(code) => code == Code::NotFound,
             None => true,
         },
-        ClientError::NotRunning { .. } | ClientError::Unreachable { .. } => true,
+        ClientError::NotRunning { .. }
+        | ClientError::Unreachable { .. }
+        | ClientError::ConnectionLost { .. } => true,
         _ => false,
     }
 }
