@@ -237,6 +237,11 @@ impl pb::berth_server::Berth for Service {
         }))
     }
 
+    #[instrument(skip_all, name = "ping")]
+    async fn ping(&self, _: Request<pb::PingRequest>) -> Result<Response<pb::PingReply>, Status> {
+        Ok(Response::new(pb::PingReply {}))
+    }
+
     #[instrument(skip_all, name = "shutdown")]
     async fn shutdown(
         &self,

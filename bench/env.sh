@@ -1,0 +1,57 @@
+# Shared set-up for bench/*.sh (sourced, not run): release binaries, hyperfine,
+# a hermetic HOME/data/socket under /tmp, and a git project a few levels deep
+# approved for workspace "shop". Sets: root bin tmp proj payload.
+#
+# BIN (default target/release) picks the binaries under test.
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bin=${BIN:-$root/target/release}
+for b in berth berthd berth-hook; do
+  [ -x "$bin/$b" ] || {
+    echo "missing $bin/$b: cargo build --release --workspace --bins" >&2
+    exit 1
+  }
+done
+command -v hyperfine >/dev/null || apt-get install -y hyperfine >/dev/null
+
+tmp=$(mktemp -d /tmp/berth-bench.XXXXXX)
+cleanup() {
+  for s in "$tmp"/run*/berthd.sock; do
+    [ -e "$s" ] && BERTH_SOCKET=$s "$bin/berth" daemon stop >/dev/null 2>&1
+  done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+export HOME=$tmp/home BERTH_DATA_DIR=$tmp/data BERTH_SOCKET=$tmp/run/berthd.sock
+export XDG_STATE_HOME=$tmp/state PATH=$bin:$PATH
+unset BERTH_LOG BERTH_WORKSPACE BERTH_CWD BERTH_EXTRA_HOME BERTH_DAEMON
+mkdir -p "$HOME" "$tmp/run"
+chmod 700 "$tmp/run"
+
+# A real repository, approved for a workspace, resolved from three levels down.
+top=$tmp/code/shop
+proj=$top/src/app/web
+mkdir -p "$proj"
+git -C "$top" init -q
+(cd "$top" && berth workspace use shop >/dev/null)
+
+# The Claude Code fixture, pointed at that directory.
+payload=$tmp/payload.json
+sed -e "s|\"cwd\": \"[^\"]*\"|\"cwd\": \"$proj\"|" \
+  "$root/hook-shim/tests/fixtures/claude-code-session-start.json" >"$payload"
+
+# The machine, for the record.
+machine() {
+  echo "date: $(date -u +%FT%TZ)"
+  echo "nproc: $(nproc); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+  echo "memory: $(free -h | awk '/^Mem:/ {print $2 " total, " $7 " available"}')"
+  echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+# VmRSS of the daemon behind $BERTH_SOCKET, in KiB.
+daemon_rss_kib() {
+  local pid
+  pid=$(berth daemon status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+  awk '/^VmRSS:/ {print $2}' "/proc/$pid/status"
+}
