@@ -82,8 +82,14 @@ impl Service {
     }
 
     /// A resolution on the wire, its notice listing today's workspaces.
+    /// The list is built only for an answer that carries a notice: most
+    /// replies have none, and with 10k workspaces the list is 10k entries.
     fn res(&self, a: crate::resolve::Answer) -> pb::Resolution {
-        resolution_with(a, &self.device.registry().names())
+        if crate::resolve::needs_asking(&a) {
+            resolution_with(a, &self.device.registry().names())
+        } else {
+            resolution_with(a, &[])
+        }
     }
 }
 
