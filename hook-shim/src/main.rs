@@ -106,7 +106,7 @@ fn run(args: &Args, env: &EnvCtx) -> String {
         }
         c
     });
-    let bytes = match input::read(std::io::stdin(), input::MAX_PAYLOAD, input::READ_TIMEOUT) {
+    let bytes = match input::read_stdin(input::MAX_PAYLOAD, input::READ_TIMEOUT) {
         Input::Payload(b) => b,
         Input::TooLarge => {
             tracing::warn!(
