@@ -1,6 +1,7 @@
 //! `berth`: the admin command line. It parses, forwards the caller's cwd and
 //! environment to berthd, and prints what comes back; it never resolves
 //! anything itself.
+#![cfg_attr(all(unix, not(test)), no_main)]
 
 mod cli;
 mod commands;
@@ -8,12 +9,29 @@ mod context;
 mod install;
 mod output;
 
-use std::process::ExitCode;
+use std::ffi::OsString;
 
 use clap::Parser;
 
-fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+/// The C entry point: `berth` skips Rust's standard start-up, see
+/// `berth_proto::entry` for why and what it keeps.
+#[cfg(all(unix, not(test)))]
+#[unsafe(no_mangle)]
+extern "C" fn main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
+    // SAFETY: the C runtime passes `argc` valid C strings in `argv`.
+    let args = unsafe { berth_proto::entry::start(argc, argv) };
+    berth_proto::entry::finish(run(args))
+}
+
+#[cfg(not(unix))]
+fn main() -> std::process::ExitCode {
+    std::process::ExitCode::from(run(std::env::args_os().collect()))
+}
+
+/// Parses, runs the command on a current-thread runtime, and gives the exit code.
+#[cfg_attr(test, allow(dead_code))]
+fn run(args: Vec<OsString>) -> u8 {
+    let cli = cli::Cli::parse_from(args);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -21,11 +39,11 @@ fn main() -> ExitCode {
         Ok(r) => r,
         Err(e) => {
             eprintln!("Error: starting the runtime: {e}");
-            return ExitCode::FAILURE;
+            return 1;
         }
     };
     match runtime.block_on(commands::run(cli)) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => 0,
         Err(e) => e.report(),
     }
 }

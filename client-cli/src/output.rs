@@ -3,7 +3,6 @@
 //! not an error.
 
 use std::io::Write;
-use std::process::ExitCode;
 
 use berth_proto::client::ClientError;
 
@@ -41,13 +40,13 @@ impl CliError {
     }
 
     /// Prints the error to stderr and gives the exit code.
-    pub fn report(self) -> ExitCode {
+    pub fn report(self) -> u8 {
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "Error: {}", self.message);
         for h in &self.hints {
             let _ = writeln!(err, "Hint: {h}");
         }
-        ExitCode::from(self.code)
+        self.code
     }
 }
 

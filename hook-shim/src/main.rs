@@ -12,6 +12,7 @@
 //!
 //! The session's directory is `BERTH_CWD` when set (bridges), else the
 //! payload's `cwd`, else Cursor's first `workspace_roots` entry.
+#![cfg_attr(all(unix, not(test)), no_main)]
 
 mod input;
 mod logging;
@@ -19,9 +20,9 @@ mod output;
 mod payload;
 mod stop;
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::Path;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use berth_proto::client::{ClientError, Connection};
@@ -64,13 +65,32 @@ const RPC_BUDGET: Duration = Duration::from_secs(10);
 /// `hooks.stop_timeout_secs` when the daemon sends none.
 const DEFAULT_STOP_TIMEOUT: Duration = Duration::from_secs(30);
 
-fn main() -> ExitCode {
+/// The C entry point: the hook skips Rust's standard start-up, see
+/// `berth_proto::entry` for why and what it keeps.
+#[cfg(all(unix, not(test)))]
+#[unsafe(no_mangle)]
+extern "C" fn main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
+    // SAFETY: the C runtime passes `argc` valid C strings in `argv`.
+    let args = unsafe { berth_proto::entry::start(argc, argv) };
+    hook_main(args);
+    berth_proto::entry::finish(0)
+}
+
+#[cfg(not(unix))]
+fn main() -> std::process::ExitCode {
+    hook_main(std::env::args_os().collect());
+    std::process::ExitCode::SUCCESS
+}
+
+/// Runs the hook and prints its output. A hook always exits 0.
+#[cfg_attr(test, allow(dead_code))]
+fn hook_main(argv: Vec<OsString>) {
     let env = EnvCtx::from_process();
     logging::init(&env);
     std::panic::set_hook(Box::new(|info| {
         tracing::error!("berth-hook failed: {info}")
     }));
-    let out = match Args::try_parse() {
+    let out = match Args::try_parse_from(argv) {
         Ok(args) => std::panic::catch_unwind(|| run(&args, &env)).unwrap_or_default(),
         Err(e) => {
             // --help and --version print; a registration mistake is logged,
@@ -87,7 +107,6 @@ fn main() -> ExitCode {
     let _ = stdout
         .write_all(out.as_bytes())
         .and_then(|()| stdout.flush());
-    ExitCode::SUCCESS
 }
 
 /// Handles one hook call; returns what goes to stdout.

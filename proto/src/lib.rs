@@ -7,6 +7,7 @@
 //! - [`client`]: connect, start the daemon when it is not running, and
 //!   compare versions.
 //! - [`codes`]: stable machine codes carried across the RPC boundary.
+//! - `entry` (Unix): the lean process start of the hot-path clients.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), berth_proto::client::ClientError> {
@@ -20,6 +21,8 @@
 
 pub mod client;
 pub mod codes;
+#[cfg(unix)]
+pub mod entry;
 pub mod paths;
 pub mod spawn;
 pub mod transport;
