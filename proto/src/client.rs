@@ -343,55 +343,60 @@ pub async fn wait_for_release(socket: &Path, timeout: Duration) -> bool {
 async fn start_and_dial(socket: &Path) -> Result<LocalStream, ClientError> {
     let exe =
         spawn::find_daemon(std::env::var_os("BERTH_DAEMON")).ok_or(ClientError::DaemonNotFound)?;
-    let said = tokio::task::spawn_blocking({
-        let exe = exe.clone();
-        move || spawn::spawn_detached(&exe, &[], START_TIMEOUT)
-    })
-    .await
-    .map_err(|e| ClientError::SpawnFailed {
-        exe: exe.clone(),
-        source: io::Error::other(e),
-    })?
-    .map_err(|source| ClientError::SpawnFailed {
-        exe: exe.clone(),
-        source,
-    })?;
-    match said {
-        Readiness::Ready => {
-            LocalStream::dial(socket)
-                .await
-                .map_err(|source| ClientError::Unreachable {
-                    socket: socket.to_path_buf(),
-                    source,
-                })
+    let deadline = Instant::now() + START_TIMEOUT;
+    // A daemon that said `busy` may itself be on its way out (a killed one
+    // still holds the lock for a moment while it exits): when the lock comes
+    // free and nobody answers, start another, a few times at most.
+    for _ in 0..MAX_SPAWNS {
+        let said = spawn_blocking_detached(&exe).await?;
+        match said {
+            Readiness::Ready => {
+                return LocalStream::dial(socket).await.map_err(|source| {
+                    ClientError::Unreachable {
+                        socket: socket.to_path_buf(),
+                        source,
+                    }
+                });
+            }
+            Readiness::Failed(why) => return Err(ClientError::DaemonFailed(why)),
+            // Another client's daemon won the race; it appears shortly.
+            Readiness::Busy | Readiness::Silent => match wait_for_holder(socket, deadline).await? {
+                Some(stream) => return Ok(stream),
+                None => continue,
+            },
         }
-        // Another client's daemon won the race; it appears shortly. A lock
-        // held by a daemon whose socket never answers is a wedged daemon.
-        Readiness::Busy | Readiness::Silent => match dial_until(socket, START_TIMEOUT).await {
-            Err(ClientError::NotReady { .. }) if lock_is_held(socket) => Err(wedged(socket)),
-            other => other,
-        },
-        Readiness::Failed(why) => Err(ClientError::DaemonFailed(why)),
     }
+    Err(not_ready(socket))
 }
 
-/// Dials with growing pauses until the socket answers or `timeout` passes.
-async fn dial_until(socket: &Path, timeout: Duration) -> Result<LocalStream, ClientError> {
-    let deadline = Instant::now() + timeout;
+/// How many daemons one client starts before it gives up.
+const MAX_SPAWNS: usize = 3;
+
+async fn spawn_blocking_detached(exe: &Path) -> Result<Readiness, ClientError> {
+    let failed = |source| ClientError::SpawnFailed {
+        exe: exe.to_path_buf(),
+        source,
+    };
+    let owned = exe.to_path_buf();
+    tokio::task::spawn_blocking(move || spawn::spawn_detached(&owned, &[], START_TIMEOUT))
+        .await
+        .map_err(|e| failed(io::Error::other(e)))?
+        .map_err(failed)
+}
+
+/// Dials with growing pauses until the lock holder's socket answers
+/// (`Some`), or the lock is free with nobody answering (`None`: start one).
+/// A lock held past the deadline by a daemon that never answers is a wedged
+/// daemon.
+async fn wait_for_holder(
+    socket: &Path,
+    deadline: Instant,
+) -> Result<Option<LocalStream>, ClientError> {
     let mut pause = Duration::from_millis(1);
     loop {
         match LocalStream::dial(socket).await {
-            Ok(s) => return Ok(s),
-            Err(e) if is_absent(&e) && Instant::now() < deadline => {
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_millis(50));
-            }
-            Err(e) if is_absent(&e) => {
-                return Err(ClientError::NotReady {
-                    socket: socket.to_path_buf(),
-                    secs: timeout.as_secs(),
-                });
-            }
+            Ok(s) => return Ok(Some(s)),
+            Err(e) if is_absent(&e) => {}
             Err(source) => {
                 return Err(ClientError::Unreachable {
                     socket: socket.to_path_buf(),
@@ -399,6 +404,26 @@ async fn dial_until(socket: &Path, timeout: Duration) -> Result<LocalStream, Cli
                 });
             }
         }
+        if !lock_is_held(socket) {
+            // The holder went away between its `busy` and now; one more dial
+            // covers a daemon that bound its socket just before releasing.
+            return match LocalStream::dial(socket).await {
+                Ok(s) => Ok(Some(s)),
+                Err(_) => Ok(None),
+            };
+        }
+        if Instant::now() >= deadline {
+            return Err(wedged(socket));
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+}
+
+fn not_ready(socket: &Path) -> ClientError {
+    ClientError::NotReady {
+        socket: socket.to_path_buf(),
+        secs: START_TIMEOUT.as_secs(),
     }
 }
 

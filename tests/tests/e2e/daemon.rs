@@ -490,3 +490,48 @@ fn concurrent_writes_from_many_clients_are_all_kept() {
     expected.extend((0..16).map(|i| format!("w{i:02}")));
     assert_eq!(names(&env.json(["workspace", "list"])), expected);
 }
+
+/// A daemon that is exiting still holds the lock for a moment, so a new one
+/// started then answers `busy` and nobody would ever serve. The client must
+/// start another once the lock comes free.
+#[test]
+fn a_busy_answer_from_a_daemon_on_its_way_out_is_followed_by_a_new_start() {
+    use std::os::fd::AsRawFd;
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.socket().parent().unwrap()).unwrap();
+    let lock_path = env.socket().with_file_name("berthd.sock.lock");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .unwrap();
+    // SAFETY: flock on a descriptor this test owns.
+    assert_eq!(
+        unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+        0
+    );
+    let client = env
+        .berth(["workspace", "list", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Let the client's first daemon find the lock taken.
+    let log = env.root().join("state/berth/berthd.log");
+    wait_until(Duration::from_secs(10), || {
+        match std::fs::read_to_string(&log) {
+            Ok(text) if text.contains("another berthd holds the lock") => Ok(()),
+            _ => Err(()),
+        }
+    })
+    .expect("the client's first daemon reports the lock taken");
+    drop(lock);
+    let out = client.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(env.daemon_pids().len(), 1);
+}
