@@ -6,6 +6,9 @@
 /// Metadata key carrying a [`Code`] on an error status.
 pub const CODE_HEADER: &str = "berth-code";
 
+/// Longest error message sent, in bytes.
+pub const MAX_MESSAGE_CHARS: usize = 2048;
+
 /// What went wrong, as far as a client needs to know to react.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -50,8 +53,20 @@ impl Code {
         })
     }
 
-    /// Builds a status carrying this code.
+    /// Builds a status carrying this code. The message travels in an HTTP/2
+    /// trailer, so it is cut to [`MAX_MESSAGE_CHARS`]: a message quoting a
+    /// hostile 64 KiB path would otherwise overflow the peer's header limit
+    /// and break the connection.
     pub fn status(self, message: impl Into<String>) -> tonic::Status {
+        let mut message = message.into();
+        if message.len() > MAX_MESSAGE_CHARS {
+            let mut cut = MAX_MESSAGE_CHARS;
+            while !message.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            message.truncate(cut);
+            message.push('…');
+        }
         let grpc = match self {
             Code::NotFound => tonic::Code::NotFound,
             Code::Refused => tonic::Code::FailedPrecondition,
@@ -79,6 +94,13 @@ impl Code {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_huge_message_is_cut_on_a_character_boundary() {
+        let s = Code::Refused.status("é".repeat(40_000));
+        assert!(s.message().len() <= MAX_MESSAGE_CHARS + '…'.len_utf8());
+        assert!(s.message().ends_with('…'));
+    }
 
     #[test]
     fn every_code_survives_a_round_trip_through_a_status() {
