@@ -397,6 +397,11 @@ impl TestEnv {
         if let Err(p) = pids {
             panic!("berthd {p:?} still runs after {timeout:?}");
         }
+        // A killed process leaves /proc's view before the kernel has closed
+        // its files: wait until its lock is released too.
+        let lock = self.socket().with_file_name("berthd.sock.lock");
+        let released = wait_until(timeout, || if lock_held(&lock) { Err(()) } else { Ok(()) });
+        assert!(released.is_ok(), "{lock:?} still held after {timeout:?}");
     }
 
     /// A listing of the temp root, for failure messages.
@@ -448,6 +453,17 @@ pub fn is_stopped(pid: u32) -> bool {
             s[close + 1..].split_whitespace().next().map(|st| st == "T")
         })
         .unwrap_or(false)
+}
+
+/// Whether some process holds the flock on `path`.
+fn lock_held(path: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    // SAFETY: flock on a descriptor we own; a shared lock we take is
+    // released when `file` closes.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) != 0 }
 }
 
 /// Polls `f` with growing pauses until it returns `Ok`, or `timeout` passes

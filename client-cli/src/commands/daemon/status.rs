@@ -1,6 +1,6 @@
 //! `berth daemon status`: never starts the daemon.
 
-use berth_proto::client::Connection;
+use berth_proto::client::{self, ClientError, Connection};
 use berth_proto::paths;
 
 use crate::context::Ctx;
@@ -13,7 +13,13 @@ pub async fn cmd_daemon_status(ctx: &mut Ctx) -> Result<(), CliError> {
         .map(|d| d.display().to_string())
         .unwrap_or_default();
     let status = match Connection::open_existing(&ctx.env).await? {
-        Some(mut conn) => Some(conn.status().await?),
+        Some(mut conn) => match conn.status().await {
+            Ok(s) => Some(s),
+            // A daemon killed a moment ago can still accept a connection it
+            // will never answer; with its lock gone, it is not running.
+            Err(ClientError::ConnectionLost { .. }) if !client::lock_is_held(&socket) => None,
+            Err(e) => return Err(e.into()),
+        },
         None => None,
     };
     if ctx.json {
