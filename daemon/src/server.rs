@@ -335,9 +335,8 @@ impl pb::berth_server::Berth for Service {
         req: Request<pb::CreateWorkspaceRequest>,
     ) -> Result<Response<pb::WorkspaceInfo>, Status> {
         let r = req.into_inner();
-        let caller = caller_of(r.caller)?;
         let view = self
-            .blocking(move |d| d.create_workspace(&caller, &r.name, opt(&r.home)))
+            .blocking(move |d| d.create_workspace(&r.name, opt(&r.home)))
             .await?;
         Ok(Response::new(workspace_info(view)))
     }

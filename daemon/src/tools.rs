@@ -400,21 +400,17 @@ impl Device {
             client_session_id: String::new(),
             answered: true,
         };
-        match self.target(&s, &answer, path)? {
-            Target::Workspaces => Ok(("/".into(), None, None)),
-            t @ Target::In { .. } => {
-                let Target::In { place, rel } = &t else {
-                    unreachable!()
-                };
-                let (abs, ws) = match place {
-                    Place::Home(ws) => (
-                        Some(self.place_root(&s, place)?.0.join(rel)),
-                        Some(ws.clone()),
-                    ),
-                    Place::Scratch => (None, None),
-                };
-                Ok((t.qualified(), abs, ws))
-            }
-        }
+        let target = self.target(&s, &answer, path)?;
+        let (abs, ws) = match &target {
+            Target::In {
+                place: place @ Place::Home(ws),
+                rel,
+            } => (
+                Some(self.place_root(&s, place)?.0.join(rel)),
+                Some(ws.clone()),
+            ),
+            Target::Workspaces | Target::In { .. } => (None, None),
+        };
+        Ok((target.qualified(), abs, ws))
     }
 }

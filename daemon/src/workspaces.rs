@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use crate::caller::Caller;
 use crate::device::Device;
 use crate::error::BerthError;
 use crate::names::check_workspace_name;
@@ -70,7 +69,6 @@ impl Device {
     /// Creates a workspace with a managed home, or a local one at `home`.
     pub fn create_workspace(
         &self,
-        _caller: &Caller,
         name: &str,
         home: Option<&str>,
     ) -> Result<WorkspaceView, BerthError> {
