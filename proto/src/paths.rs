@@ -180,10 +180,10 @@ pub enum PrivateDirError {
         /// The cause.
         source: io::Error,
     },
-    /// It is a symlink, not a directory, owned by someone else, or open to
-    /// group or others.
+    /// It is a symlink, not a directory, owned by someone else, or writable
+    /// by group or others.
     #[error(
-        "{path:?} must be a directory owned by uid {uid} with mode 0700 (found {found}); remove it or fix its permissions"
+        "{path:?} must be a directory owned by uid {uid} that group and others cannot write, mode 0700 or 0755 (found {found}); remove it or fix its permissions"
     )]
     Unsafe {
         /// The directory.
@@ -196,8 +196,10 @@ pub enum PrivateDirError {
 }
 
 /// Creates `dir` (and its parents) if missing, then checks what is there:
-/// not a symlink, a directory, owned by `uid`, no group or other access.
-/// A folder we just created gets mode 0700.
+/// not a symlink, a directory, owned by `uid`, not writable by group or
+/// others. A folder we create gets mode 0700; one the user made (an explicit
+/// `BERTH_SOCKET`) may stay readable, since only a writer could plant or swap
+/// the socket, and the socket itself is 0600 with every peer's uid checked.
 pub fn ensure_private_dir(dir: &Path, uid: u32) -> Result<(), PrivateDirError> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     if let Some(parent) = dir.parent() {
@@ -234,7 +236,7 @@ pub fn ensure_private_dir(dir: &Path, uid: u32) -> Result<(), PrivateDirError> {
     if meta.uid() != uid {
         return Err(unsafe_because(format!("owner uid {}", meta.uid())));
     }
-    if meta.mode() & 0o077 != 0 {
+    if meta.mode() & 0o022 != 0 {
         return Err(unsafe_because(format!("mode {:o}", meta.mode() & 0o7777)));
     }
     Ok(())
@@ -323,14 +325,21 @@ mod tests {
     }
 
     #[test]
-    fn a_private_dir_open_to_others_is_refused() {
+    fn a_private_dir_others_can_write_is_refused_and_a_readable_one_kept() {
         use std::os::unix::fs::PermissionsExt;
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("sock");
         ensure_private_dir(&dir, current_uid()).unwrap();
+        let mode = |d: &Path| std::fs::metadata(d).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode(&dir), 0o700);
+        for open in [0o770, 0o707, 0o1777, 0o720] {
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(open)).unwrap();
+            let err = ensure_private_dir(&dir, current_uid()).unwrap_err();
+            assert!(err.to_string().contains(&format!("mode {open:o}")), "{err}");
+        }
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let err = ensure_private_dir(&dir, current_uid()).unwrap_err();
-        assert!(err.to_string().contains("mode 755"), "{err}");
+        ensure_private_dir(&dir, current_uid()).unwrap();
+        assert_eq!(mode(&dir), 0o755, "a folder the user made is not changed");
     }
 
     #[test]

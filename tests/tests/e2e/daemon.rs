@@ -199,14 +199,28 @@ fn the_socket_folder_is_0700_and_the_socket_0600() {
 }
 
 #[test]
-fn a_socket_folder_open_to_others_is_refused_with_what_to_do() {
+fn a_socket_folder_others_can_write_is_refused_with_what_to_do() {
+    let env = TestEnv::new();
+    std::fs::set_permissions(env.runtime_dir(), std::fs::Permissions::from_mode(0o775)).unwrap();
+    let _ = env.run_berth(["resolve"]).failure(1).stderr_has(&[
+        "cannot write",
+        "mode 775",
+        "fix its permissions",
+    ]);
+    assert!(env.daemon_pids().is_empty());
+    assert!(!env.socket().exists());
+}
+
+/// A folder the user made for an explicit `BERTH_SOCKET` (mkdir's 0755) is
+/// used as it is: nobody else can plant or swap the socket in it.
+#[test]
+fn a_socket_folder_the_user_made_readable_is_used_and_left_as_it_was() {
     let env = TestEnv::new();
     std::fs::set_permissions(env.runtime_dir(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let _ = env
-        .run_berth(["resolve"])
-        .failure(1)
-        .stderr_has(&["mode 0700", "mode 755"]);
-    assert!(env.daemon_pids().is_empty());
+    assert_eq!(env.json(["resolve"])["workspace"], "default");
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode(&env.runtime_dir()), 0o755);
+    assert_eq!(mode(&env.socket()), 0o600);
 }
 
 /// A client running as `nobody` (uid 65534) through `setpriv`, with the
