@@ -87,7 +87,7 @@ pub fn resolve_once<F: FsView + ?Sized>(
     registry: &Registry,
 ) -> Answer {
     let plan = walk_plan(dir, homes);
-    let walk = look_along(fs, &plan.dirs);
+    let walk = look_along(fs, plan.dirs);
     resolve(&Facts {
         directory: dir.to_path_buf(),
         argument: None,

@@ -60,11 +60,11 @@ pub trait FsView {
 }
 
 /// Looks at every folder of a walk, nearest first.
-pub fn look_along<F: FsView + ?Sized>(fs: &F, dirs: &[PathBuf]) -> Vec<WalkStep> {
-    dirs.iter()
+pub fn look_along<F: FsView + ?Sized>(fs: &F, dirs: Vec<PathBuf>) -> Vec<WalkStep> {
+    dirs.into_iter()
         .map(|dir| WalkStep {
-            dir: dir.clone(),
-            look: fs.look(dir),
+            look: fs.look(&dir),
+            dir,
         })
         .collect()
 }
@@ -388,7 +388,7 @@ mod tests {
     #[test]
     fn look_along_keeps_the_walk_order() {
         let fs = MemFs::new([("/a", DirLook::git())]);
-        let steps = look_along(&fs, &[PathBuf::from("/a/b"), PathBuf::from("/a")]);
+        let steps = look_along(&fs, vec![PathBuf::from("/a/b"), PathBuf::from("/a")]);
         let dirs: Vec<_> = steps.iter().map(|s| (s.dir.clone(), s.look.git)).collect();
         assert_eq!(dirs, vec![("/a/b".into(), false), ("/a".into(), true)]);
     }

@@ -31,18 +31,18 @@ pub struct Gathered {
 impl Gathered {
     /// Completes the facts with the registry and the caller's pins.
     pub fn facts<'a>(
-        &self,
+        self,
         registry: &'a Registry,
         caller: &Caller,
         argument: Option<&str>,
         mode: Mode,
     ) -> Facts<'a> {
         Facts {
-            directory: self.directory.clone(),
+            directory: self.directory,
             argument: argument.map(str::to_string),
             env_pin: caller.env_workspace.clone(),
-            walk: self.walk.clone(),
-            stop: self.stop.clone(),
+            walk: self.walk,
+            stop: self.stop,
             registry,
             mode,
         }
@@ -61,7 +61,7 @@ impl Device {
         };
         let plan = walk_plan(&directory, &self.homes(caller.extra_home.as_deref()));
         Ok(Gathered {
-            walk: look_along(self.fs.as_ref(), &plan.dirs),
+            walk: look_along(self.fs.as_ref(), plan.dirs),
             stop: plan.stop,
             directory,
         })

@@ -1,13 +1,14 @@
 //! Component-wise path helpers. Every containment question in berth goes through here, so none
 //! is ever answered by string prefix (`/a/proj` is not inside `/a/pro`). No filesystem access.
 
+use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
 
 /// True when `path` is `ancestor` or lies beneath it, judged by whole components.
 pub fn is_within(path: &Path, ancestor: &Path) -> bool {
     // Path::starts_with compares components, and components() already drops interior `.` and
     // trailing slashes; normalize() also drops a leading `.`.
-    normalize(path).starts_with(normalize(ancestor))
+    normalized(path).starts_with(normalized(ancestor))
 }
 
 /// True when `ancestor` contains `of` and is not the same folder.
@@ -30,15 +31,37 @@ pub fn has_dotdot(path: &Path) -> bool {
 /// Removes `.` components, lexically. `..` is kept: resolving it without the filesystem would be
 /// wrong whenever the component before it is a symlink.
 pub fn normalize(path: &Path) -> PathBuf {
+    normalized(path).into_owned()
+}
+
+/// [`normalize`] without a copy when `path` is already in normal form, as the canonical paths
+/// on resolution's hot path are.
+pub fn normalized(path: &Path) -> Cow<'_, Path> {
+    if is_normal(path) {
+        return Cow::Borrowed(path);
+    }
     let out: PathBuf = path
         .components()
         .filter(|c| *c != Component::CurDir)
         .collect();
     if out.as_os_str().is_empty() && !path.as_os_str().is_empty() {
-        PathBuf::from(".")
+        Cow::Owned(PathBuf::from("."))
     } else {
-        out
+        Cow::Owned(out)
     }
+}
+
+/// True when [`normalize`] would return `path` unchanged: no empty segment (`//`, a trailing
+/// `/`) and no `.` segment, other than `/` and `.` themselves.
+fn is_normal(path: &Path) -> bool {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    if bytes == b"/" || bytes == b"." || bytes.is_empty() {
+        return true;
+    }
+    let relative = bytes.strip_prefix(b"/").unwrap_or(bytes);
+    relative
+        .split(|b| *b == b'/')
+        .all(|segment| !segment.is_empty() && segment != b".")
 }
 
 #[cfg(test)]
@@ -102,7 +125,43 @@ mod tests {
     #[case::a_leading_dot_goes("./a/b", "a/b")]
     #[case::dotdot_stays("/a/../b", "/a/../b")]
     #[case::a_lone_dot_stays_a_dot(".", ".")]
+    #[case::a_dot_slash_is_a_dot("./", ".")]
+    #[case::doubled_and_trailing_slashes_go("//a//b/", "/a/b")]
+    #[case::the_root_stays("/", "/")]
+    #[case::a_dot_below_the_root_goes("/.", "/")]
+    #[case::empty_stays_empty("", "")]
+    #[case::a_clean_path_stays("/srv/app/src", "/srv/app/src")]
     fn normalize_removes_only_dots(#[case] path: &str, #[case] expected: &str) {
         assert_eq!(normalize(Path::new(path)), PathBuf::from(expected));
+    }
+
+    /// The component-wise form, without the fast path.
+    fn slow_normalize(path: &Path) -> PathBuf {
+        let out: PathBuf = path
+            .components()
+            .filter(|c| *c != Component::CurDir)
+            .collect();
+        if out.as_os_str().is_empty() && !path.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            out
+        }
+    }
+
+    proptest::proptest! {
+        /// The borrowed fast path answers exactly as the component-wise form, byte for byte.
+        #[test]
+        fn the_fast_path_changes_no_answer(text in "[/.a]{0,12}") {
+            let path = Path::new(&text);
+            let fast = normalized(path);
+            let slow = slow_normalize(path);
+            proptest::prop_assert_eq!(
+                fast.as_os_str().as_encoded_bytes(),
+                slow.as_os_str().as_encoded_bytes()
+            );
+            if matches!(fast, Cow::Borrowed(_)) {
+                proptest::prop_assert_eq!(fast.as_os_str(), path.as_os_str());
+            }
+        }
     }
 }

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::pathutil::{depth, is_within, normalize};
+use crate::pathutil::{depth, is_within, normalize, normalized};
 
 /// Where a workspace's files live (SPEC §2). The path of a managed home is derived by the store.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,7 +83,7 @@ impl Registry {
             }
             map
         });
-        let mut found: Vec<usize> = normalize(dir)
+        let mut found: Vec<usize> = normalized(dir)
             .ancestors()
             .filter_map(|a| index.get(a))
             .flatten()

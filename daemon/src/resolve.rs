@@ -339,7 +339,7 @@ pub(crate) mod testing {
             directory: directory.into(),
             argument: None,
             env_pin: None,
-            walk: look_along(fs, &plan.dirs),
+            walk: look_along(fs, plan.dirs),
             stop: plan.stop,
             registry,
             mode,

@@ -2,10 +2,11 @@
 //! where and why it stops. A pure function of (start, homes); the caller binds `$HOME` and
 //! `BERTH_EXTRA_HOME` in. Inputs are absolute, already canonical paths.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::pathutil::{is_strict_ancestor, normalize};
+use crate::pathutil::{is_strict_ancestor, normalized};
 
 /// Where a walk stopped, and why. The walk stops *before* this folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,20 +51,29 @@ pub struct WalkPlan {
 /// Whether `dir` ends a walk: the filesystem root, a home, or an ancestor of a home. A project
 /// file in any of those would assign every folder beneath it, so none is ever looked at.
 pub fn guard(dir: &Path, homes: &[PathBuf]) -> Option<Stop> {
-    let dir = normalize(dir);
+    guard_normal(&normalized(dir), homes, &normalize_all(homes))
+}
+
+fn normalize_all(homes: &[PathBuf]) -> Vec<Cow<'_, Path>> {
+    homes.iter().map(|home| normalized(home)).collect()
+}
+
+/// [`guard`] for a `dir` in normal form, with `normal_homes[i]` the normal form of `homes[i]`.
+fn guard_normal(dir: &Path, homes: &[PathBuf], normal_homes: &[Cow<'_, Path>]) -> Option<Stop> {
     if dir.parent().is_none() {
-        return Some(Stop::FilesystemRoot(dir));
+        return Some(Stop::FilesystemRoot(dir.to_path_buf()));
     }
     // Being a home is checked across all homes first: a home that is also an ancestor of another
     // (an odd setup) reads better as "a home".
-    if homes.iter().any(|home| normalize(home) == dir) {
-        return Some(Stop::Home(dir));
+    if normal_homes.iter().any(|home| home.as_ref() == dir) {
+        return Some(Stop::Home(dir.to_path_buf()));
     }
     homes
         .iter()
-        .find(|home| is_strict_ancestor(&dir, home))
-        .map(|home| Stop::AncestorOfHome {
-            dir: dir.clone(),
+        .zip(normal_homes)
+        .find(|(_, normal)| is_strict_ancestor(dir, normal))
+        .map(|(home, _)| Stop::AncestorOfHome {
+            dir: dir.to_path_buf(),
             home: home.clone(),
         })
 }
@@ -71,16 +81,18 @@ pub fn guard(dir: &Path, homes: &[PathBuf]) -> Option<Stop> {
 /// The walk from `start`: `start` and its ancestors, nearest first, up to but excluding the first
 /// folder [`guard`] stops at. When `start` itself is such a folder, `dirs` is empty.
 pub fn walk_plan(start: &Path, homes: &[PathBuf]) -> WalkPlan {
+    let normal_homes = normalize_all(homes);
+    let start = normalized(start);
+    // The parent of a path in normal form is in normal form, so each step borrows from `start`.
     let mut dirs = Vec::new();
-    let mut dir = normalize(start);
+    let mut dir: &Path = &start;
     loop {
-        if let Some(stop) = guard(&dir, homes) {
+        if let Some(stop) = guard_normal(dir, homes, &normal_homes) {
             return WalkPlan { dirs, stop };
         }
-        // guard() stops at any folder without a parent, so there is always one here.
-        let parent = dir.parent().map(Path::to_path_buf).unwrap_or_default();
-        dirs.push(dir);
-        dir = parent;
+        dirs.push(dir.to_path_buf());
+        // guard_normal() stops at any folder without a parent, so there is always one here.
+        dir = dir.parent().unwrap_or(Path::new("/"));
     }
 }
 

@@ -108,11 +108,13 @@ impl World {
         let caller = self.caller();
         let gathered = self.device.gather(&caller, dir.to_str()?).ok()?;
         let plan = walk_plan(&gathered.directory, &self.homes);
-        let oracle_walk = look_along(&RealFs, &plan.dirs);
+        let oracle_walk = look_along(&RealFs, plan.dirs);
         let registry = self.device.registry();
+        let cached_walk = gathered.walk.clone();
+        let directory = gathered.directory.clone();
         let cached = resolve(&gathered.facts(&registry, &caller, None, Mode::Agent));
         let oracle = resolve(&Facts {
-            directory: gathered.directory.clone(),
+            directory,
             argument: None,
             env_pin: None,
             walk: oracle_walk.clone(),
@@ -120,11 +122,11 @@ impl World {
             registry: &registry,
             mode: Mode::Agent,
         });
-        (gathered.walk != oracle_walk || cached != oracle).then(|| {
+        (cached_walk != oracle_walk || cached != oracle).then(|| {
             format!(
                 "{}:\n  cached walk {:?}\n  oracle walk {:?}\n  cached {cached:?}\n  oracle {oracle:?}",
                 dir.display(),
-                gathered.walk,
+                cached_walk,
                 oracle_walk
             )
         })
