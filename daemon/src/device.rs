@@ -101,11 +101,12 @@ impl Device {
         homes
     }
 
-    /// `no workspace "x" — workspaces: a, b`
+    /// `no workspace x — workspaces: a, b`
     pub(crate) fn unknown_workspace(&self, name: &str) -> BerthError {
         let reg = self.registry();
         BerthError::not_found(format!(
-            "no workspace {name:?} — workspaces: {}",
+            "no workspace {} — workspaces: {}",
+            berth_proto::text::shown(name),
             reg.names().join(", ")
         ))
     }

@@ -16,6 +16,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use berth_proto::text::shown;
+
 use crate::pathutil::is_within;
 use crate::resolve::{Answer, Reason};
 
@@ -111,13 +113,27 @@ pub enum QualifyError {
     Empty,
     /// Unqualified in a session whose workspace is only a default.
     #[error(
-        "no workspace {first:?} — workspaces: {}; this session's workspace is only a default, so qualify the path as <workspace>/{path}",
+        "no workspace {} — workspaces: {}; this session's workspace is only a default, so qualify the path as <workspace>/{path}",
+        shown(first),
         names.join(", ")
     )]
     Ambiguous {
         /// The path's first segment.
         first: String,
         /// The path as given.
+        path: String,
+        /// The workspaces.
+        names: Vec<String>,
+    },
+    /// `./…` in a session whose workspace is only a default: it has no folder of its own.
+    #[error(
+        "{given}: this session has no folder of its own (its workspace is only a default and several exist) — workspaces: {}; qualify the path as <workspace>/{path}",
+        names.join(", ")
+    )]
+    NoOwnFolder {
+        /// The path as given.
+        given: String,
+        /// The path below `./`.
         path: String,
         /// The workspaces.
         names: Vec<String>,
@@ -147,6 +163,13 @@ pub fn qualify(path: &str, ctx: &QualifyCtx<'_>) -> Result<Target, QualifyError>
         return Ok(Target::Workspaces);
     }
     if let Some(rest) = path.strip_prefix("./").or((path == ".").then_some("")) {
+        if ctx.own == Own::Ambiguous {
+            return Err(QualifyError::NoOwnFolder {
+                given: path.to_string(),
+                path: rest.to_string(),
+                names: ctx.names.to_vec(),
+            });
+        }
         return own(rest, path, ctx);
     }
     if Path::new(path).is_absolute() {
@@ -295,9 +318,30 @@ mod tests {
     fn an_ambiguous_session_refuses_unqualified_paths_naming_the_workspaces() {
         let err = check("plans/a.md", Own::Ambiguous).unwrap_err().to_string();
         assert!(
-            err.starts_with("no workspace \"plans\" — workspaces: default, notes, work"),
+            err.starts_with("no workspace plans — workspaces: default, notes, work;"),
             "{err}"
         );
+        assert!(err.contains("<workspace>/plans/a.md"), "{err}");
+        let odd = check("two words/a.md", Own::Ambiguous)
+            .unwrap_err()
+            .to_string();
+        assert!(odd.starts_with("no workspace \"two words\" — "), "{odd}");
+    }
+
+    #[rstest]
+    #[case::dot_slash("./a.md", "./a.md: ", "<workspace>/a.md")]
+    #[case::a_lone_dot(".", ".: ", "<workspace>/")]
+    fn an_ambiguous_session_has_no_own_folder_for_dot_slash(
+        #[case] path: &str,
+        #[case] starts: &str,
+        #[case] hint: &str,
+    ) {
+        let err = check(path, Own::Ambiguous).unwrap_err().to_string();
+        assert!(err.starts_with(starts), "{err}");
+        assert!(err.contains("has no folder of its own"), "{err}");
+        assert!(err.contains("workspaces: default, notes, work"), "{err}");
+        assert!(err.contains(hint), "{err}");
+        assert!(!err.contains("no workspace"), "{err}");
     }
 
     #[test]

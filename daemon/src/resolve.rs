@@ -10,6 +10,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use berth_proto::text::shown;
 use thiserror::Error;
 
 use crate::fsview::DirLook;
@@ -110,8 +111,10 @@ impl fmt::Display for PinSource {
 pub enum ResolveError {
     // The field is `from`, not `source`: thiserror would take `source` as the error's cause.
     #[error(
-        "no workspace \"{name}\" (from {from}) — workspaces: {}; create it with `berth workspace create {name}`",
-        known.join(", ")
+        "no workspace {} — workspaces: {} ({} named it); create it with `berth workspace create {name}`",
+        shown(name),
+        known.join(", "),
+        from
     )]
     UnknownWorkspace {
         name: String,
@@ -542,7 +545,7 @@ mod tests {
         let msg = err.to_string();
         assert!(
             msg.starts_with(&format!(
-                "no workspace \"nope\" (from {from}) — workspaces: a, b, default"
+                "no workspace nope — workspaces: a, b, default ({from} named it)"
             )),
             "{msg}"
         );

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::caller::{Caller, canonical_dir};
 use crate::device::Device;
 use crate::error::BerthError;
+use crate::pathutil::is_within;
 use crate::registry::Root;
 use crate::walk::{Stop, guard};
 
@@ -27,7 +28,11 @@ impl Device {
         let dir = canonical_dir(&caller.absolute(path))?;
         self.check_root_place(&dir, caller.extra_home.as_deref())?;
         if !allow_overlap {
-            refuse_overlap(&reg.overlapping_roots(&dir, workspace), &dir)?;
+            refuse_overlap(
+                &reg.overlapping_roots(&dir, workspace),
+                &dir,
+                "repeat with --allow-overlap",
+            )?;
         }
         let added = self.store.add_root(workspace, &dir)?;
         self.refresh()?;
@@ -35,12 +40,21 @@ impl Device {
         Ok((dir, added))
     }
 
-    /// Refuses the filesystem root, a home and an ancestor of a home.
+    /// Refuses the filesystem root, a home, an ancestor of a home, and any folder of berth's
+    /// own data dir (managed homes, scratch folders: SPEC §6, never roots).
     pub(crate) fn check_root_place(
         &self,
         dir: &Path,
         extra_home: Option<&Path>,
     ) -> Result<(), BerthError> {
+        let data_dir = std::fs::canonicalize(&self.data_dir).unwrap_or(self.data_dir.clone());
+        if is_within(dir, &data_dir) {
+            return Err(BerthError::refused(format!(
+                "{} is inside berth's data folder {} (workspace homes and session scratch folders), which is never a root. Choose a project folder",
+                dir.display(),
+                data_dir.display()
+            )));
+        }
         match guard(dir, &self.homes(extra_home)) {
             None => Ok(()),
             Some(Stop::FilesystemRoot(_)) => Err(BerthError::refused(format!(
@@ -95,8 +109,12 @@ impl Device {
 }
 
 /// Refuses a root that equals, contains or lies inside another workspace's
-/// root, naming them.
-pub(crate) fn refuse_overlap(others: &[&Root], dir: &Path) -> Result<(), BerthError> {
+/// root, naming them. `confirm` says how the caller confirms (a flag, a tool argument).
+pub(crate) fn refuse_overlap(
+    others: &[&Root],
+    dir: &Path,
+    confirm: &str,
+) -> Result<(), BerthError> {
     if others.is_empty() {
         return Ok(());
     }
@@ -105,7 +123,7 @@ pub(crate) fn refuse_overlap(others: &[&Root], dir: &Path) -> Result<(), BerthEr
         .map(|r| format!("{} (workspace {:?})", r.path.display(), r.workspace))
         .collect();
     Err(BerthError::refused(format!(
-        "{} overlaps roots of other workspaces: {}. Sharing folders between workspaces must be confirmed: repeat with --allow-overlap",
+        "{} overlaps roots of other workspaces: {}. Sharing folders between workspaces must be confirmed: {confirm}",
         dir.display(),
         list.join(", ")
     )))

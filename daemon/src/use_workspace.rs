@@ -74,7 +74,13 @@ impl Device {
         self.check_root_place(&folder, caller.extra_home.as_deref())?;
         let covered = exists && reg.root_of_workspace_contains(name, &folder);
         if !covered && !allow_overlap {
-            refuse_overlap(&reg.overlapping_roots(&folder, name), &folder)?;
+            let confirm = match mode {
+                Mode::Cli => "repeat with --allow-overlap",
+                Mode::Agent => {
+                    "ask the user, then call use_workspace again with allow_overlap: true"
+                }
+            };
+            refuse_overlap(&reg.overlapping_roots(&folder, name), &folder, confirm)?;
         }
 
         // The file first: if the registry write then fails, the file is put

@@ -569,6 +569,10 @@ async fn an_overlap_changes_nothing_until_allow_overlap() {
         "the refusal names the other workspace: {refused}"
     );
     assert!(
+        refused.contains("allow_overlap: true") && !refused.contains("--allow-overlap"),
+        "the refusal names the tool's argument, not the CLI flag: {refused}"
+    );
+    assert!(
         !dir.join(".berth").exists(),
         "nothing may be written on a refusal"
     );
@@ -890,7 +894,7 @@ async fn an_unqualified_path_is_refused_when_the_workspace_is_only_a_default() {
         .err("write", json!({"path": "plans/x.md", "content": "?"}))
         .await;
     assert!(
-        t.starts_with("no workspace \"plans\" — workspaces: default, work"),
+        t.starts_with("no workspace plans — workspaces: default, work;"),
         "{t}"
     );
     for ws in ["default", "work"] {

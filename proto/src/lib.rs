@@ -7,6 +7,7 @@
 //! - [`client`]: connect, start the daemon when it is not running, and
 //!   compare versions.
 //! - [`codes`]: stable machine codes carried across the RPC boundary.
+//! - [`text`]: wording shared by the daemon's and the clients' messages.
 //! - `entry` (Unix): the lean process start of the hot-path clients.
 //!
 //! ```no_run
@@ -25,6 +26,7 @@ pub mod codes;
 pub mod entry;
 pub mod paths;
 pub mod spawn;
+pub mod text;
 pub mod transport;
 
 /// Generated protocol types (package `berth.v1`).

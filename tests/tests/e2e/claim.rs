@@ -122,5 +122,5 @@ fn claim_for_an_unknown_workspace_fails() {
     let _ = env
         .run_berth(["claim", "--cwd", a.to_str().unwrap(), "--workspace", "zzz"])
         .failure(1)
-        .stderr_has(&["\"zzz\""]);
+        .stderr_has(&["no workspace zzz — workspaces: "]);
 }

@@ -192,11 +192,12 @@ fn workspace_unassigned_is_used_by_agents_only() {
 }
 
 #[rstest]
-#[case::in_the_argument(&["--workspace", "nope"], &[])]
-#[case::in_the_env(&[], &[("BERTH_WORKSPACE", "nope")])]
+#[case::in_the_argument(&["--workspace", "nope"], &[], "--workspace named it")]
+#[case::in_the_env(&[], &[("BERTH_WORKSPACE", "nope")], "BERTH_WORKSPACE named it")]
 fn an_unknown_pinned_workspace_is_an_error_listing_the_workspaces(
     #[case] args: &[&str],
     #[case] vars: &[(&str, &str)],
+    #[case] source: &str,
 ) {
     let world = World::new();
     let mut cmd = world
@@ -207,8 +208,8 @@ fn an_unknown_pinned_workspace_is_an_error_listing_the_workspaces(
         cmd.env(k, v);
     }
     let _ = world.env.run(cmd).failure(1).stderr_has(&[
-        "\"nope\"",
-        "workspaces: default, notes, oss, side, unas, work",
+        "no workspace nope — workspaces: default, notes, oss, side, unas, work",
+        source,
     ]);
 }
 

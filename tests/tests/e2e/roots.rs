@@ -88,7 +88,7 @@ fn roots_of_an_unknown_workspace_are_refused_listing_the_workspaces() {
         let _ = env
             .run_berth(&args)
             .failure(1)
-            .stderr_has(&["\"nope\"", "workspaces: a, default"]);
+            .stderr_has(&["no workspace nope — workspaces: a, default"]);
     }
 }
 
@@ -132,6 +132,37 @@ fn the_home_an_ancestor_of_it_and_the_filesystem_root_are_never_roots() {
             .failure(1)
             .stderr_has(&[why]);
     }
+    assert_eq!(env.json(["root", "list"]), json!({"roots": []}));
+}
+
+/// SPEC §6: scratch folders are never roots; nor is anything else of berth's own data folder
+/// (a managed home is where a workspace's files live, not a project to claim).
+#[test]
+fn berths_data_folder_its_homes_and_scratch_folders_are_never_roots() {
+    let env = env_with(&["a", "b"]);
+    let data = env.data_dir();
+    let scratch = data.join("scratch/0123456789abcdef");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let home_b = data.join("workspaces/b");
+    std::fs::create_dir_all(&home_b).unwrap();
+    for dir in [&data, &scratch, &home_b] {
+        for extra in [None, Some("--allow-overlap")] {
+            let mut args = vec!["root", "add", "a", dir.to_str().unwrap()];
+            args.extend(extra);
+            let _ = env
+                .run_berth(&args)
+                .failure(1)
+                .stderr_has(&["inside berth's data folder", "never a root"]);
+        }
+    }
+    // `workspace use` in a scratch folder neither approves it nor writes a project file there.
+    let mut cmd = env.berth(["workspace", "use", "a"]);
+    cmd.current_dir(&scratch);
+    let _ = env
+        .run(cmd)
+        .failure(1)
+        .stderr_has(&["inside berth's data folder"]);
+    assert!(!scratch.join(".berth").exists());
     assert_eq!(env.json(["root", "list"]), json!({"roots": []}));
 }
 

@@ -53,7 +53,7 @@ fn workspace_unassigned_must_name_an_existing_workspace() {
     let _ = env
         .run_berth(["setting", "set", KEY, "nope"])
         .failure(1)
-        .stderr_has(&["\"nope\"", "workspaces: default, w"]);
+        .stderr_has(&["no workspace nope — workspaces: default, w"]);
     assert_eq!(
         env.json(["setting", "get", KEY])["value"],
         "w",

@@ -16,8 +16,8 @@ pub async fn cmd_workspace_show(ctx: &mut Ctx, args: NameArg) -> Result<(), CliE
     let Some(w) = reply.workspaces.iter().find(|w| w.name == args.name) else {
         let names: Vec<&str> = reply.workspaces.iter().map(|w| w.name.as_str()).collect();
         return Err(CliError::failed(format!(
-            "no workspace {:?} — workspaces: {}",
-            args.name,
+            "no workspace {} — workspaces: {}",
+            berth_proto::text::shown(&args.name),
             names.join(", ")
         )));
     };
