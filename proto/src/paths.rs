@@ -86,8 +86,9 @@ pub enum PathError {
 
 /// The daemon's socket. Candidates, first usable wins:
 /// 1. `$BERTH_SOCKET`, as given;
-/// 2. `$XDG_RUNTIME_DIR/berth/berthd.sock`, when that runtime dir is a
-///    directory owned by us with no group or other access, and the path fits;
+/// 2. `$XDG_RUNTIME_DIR/berth/berthd.sock`, when that runtime dir is an
+///    absolute directory owned by us that group and others cannot write, and
+///    the path fits (the `berth` folder inside is created 0700);
 /// 3. `/tmp/berth-<uid>/berthd.sock`, a per-user folder the daemon creates
 ///    0700 (never `$TMPDIR`, which differs between a shell and a GUI app).
 pub fn socket_path(env: &EnvCtx) -> Result<PathBuf, PathError> {
@@ -97,7 +98,7 @@ pub fn socket_path(env: &EnvCtx) -> Result<PathBuf, PathError> {
     }
     if let Some(runtime) = &env.xdg_runtime_dir {
         let runtime = Path::new(runtime);
-        if is_private_dir_of(runtime, env.uid) {
+        if runtime.is_absolute() && is_safe_dir_of(runtime, env.uid) {
             let path = runtime.join("berth").join("berthd.sock");
             if path.as_os_str().len() <= MAX_SOCKET_PATH {
                 return Ok(path);
@@ -119,10 +120,13 @@ fn check_len(path: PathBuf) -> Result<PathBuf, PathError> {
     Ok(path)
 }
 
-fn is_private_dir_of(dir: &Path, uid: u32) -> bool {
+/// A folder nobody else can plant a file in: ours, and not writable by group or others. A
+/// runtime dir made by hand with mkdir's 0755 qualifies; the XDG rule's 0700 is checked on
+/// the `berth` folder inside it, which the daemon creates.
+fn is_safe_dir_of(dir: &Path, uid: u32) -> bool {
     use std::os::unix::fs::MetadataExt;
-    match std::fs::symlink_metadata(dir) {
-        Ok(m) => m.is_dir() && m.uid() == uid && m.mode() & 0o077 == 0,
+    match std::fs::metadata(dir) {
+        Ok(m) => m.is_dir() && m.uid() == uid && m.mode() & 0o022 == 0,
         Err(_) => false,
     }
 }
@@ -277,19 +281,34 @@ mod tests {
     }
 
     #[test]
-    fn a_private_runtime_dir_holds_the_socket() {
+    fn a_runtime_dir_of_ours_holds_the_socket_unless_others_can_write_it() {
         use std::os::unix::fs::PermissionsExt;
         let tmp = tempfile::tempdir().unwrap();
-        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         let e = EnvCtx {
             xdg_runtime_dir: Some(tmp.path().into()),
             uid: current_uid(),
             ..env()
         };
-        assert_eq!(
-            socket_path(&e).unwrap(),
-            tmp.path().join("berth/berthd.sock")
-        );
+        let fallback = PathBuf::from(format!("/tmp/berth-{}/berthd.sock", current_uid()));
+        for (mode, ours) in [
+            (0o700, true),
+            (0o755, true),
+            (0o775, false),
+            (0o1777, false),
+        ] {
+            std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode)).unwrap();
+            let expected = if ours {
+                tmp.path().join("berth/berthd.sock")
+            } else {
+                fallback.clone()
+            };
+            assert_eq!(socket_path(&e).unwrap(), expected, "mode {mode:o}");
+        }
+        let relative = EnvCtx {
+            xdg_runtime_dir: Some("run".into()),
+            ..e
+        };
+        assert_eq!(socket_path(&relative).unwrap(), fallback);
     }
 
     #[test]

@@ -198,6 +198,25 @@ fn the_socket_folder_is_0700_and_the_socket_0600() {
     );
 }
 
+/// A runtime dir made by hand (mkdir's 0755) still holds the socket: SPEC §1 names
+/// `$XDG_RUNTIME_DIR/berth/berthd.sock`, and the `berth` folder inside is berth's own, 0700.
+#[test]
+fn a_readable_runtime_dir_of_ours_still_holds_the_derived_socket() {
+    let env = TestEnv::without_berth_socket();
+    std::fs::set_permissions(env.runtime_dir(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let status = env.json(["daemon", "start"]);
+    assert_eq!(
+        status["socket"],
+        json!(env.runtime_dir().join("berth/berthd.sock"))
+    );
+    assert_eq!(mode(&env.runtime_dir().join("berth")), 0o700);
+    assert_eq!(
+        mode(&env.runtime_dir()),
+        0o755,
+        "the runtime dir is left as it was"
+    );
+}
+
 #[test]
 fn a_socket_folder_others_can_write_is_refused_with_what_to_do() {
     let env = TestEnv::new();
