@@ -11,7 +11,8 @@
 //!   `hooks.stop_command`, printing nothing.
 //!
 //! The session's directory is `BERTH_CWD` when set (bridges), else the
-//! payload's `cwd`, else Cursor's first `workspace_roots` entry.
+//! payload's `cwd`. Cursor sends no `cwd`, and its `workspace_roots` are not
+//! one (ADR 0007): without `BERTH_CWD` a Cursor hook says and does nothing.
 #![cfg_attr(all(unix, not(test)), no_main)]
 
 mod input;
@@ -156,10 +157,15 @@ fn run(args: &Args, env: &EnvCtx) -> String {
         }
     };
     let Some(cwd) = session_dir(&payload) else {
+        // Cursor's payloads list its window's folders, not the session's.
+        let why = match payload.client {
+            Client::Cursor => "no cwd in the payload (workspace_roots is not one) and no BERTH_CWD",
+            _ => "no cwd in the payload and no BERTH_CWD",
+        };
         tracing::info!(
             event,
             client = payload.client.name(),
-            "no cwd in the payload: nothing to say about workspaces"
+            "{why}: nothing to say about workspaces"
         );
         return String::new();
     };
@@ -205,7 +211,8 @@ fn run(args: &Args, env: &EnvCtx) -> String {
     }
 }
 
-/// `BERTH_CWD` (bridges), else the payload's directory.
+/// `BERTH_CWD` (bridges) when absolute, else the payload's `cwd`; never a
+/// guess from Cursor's `workspace_roots` (SPEC §8).
 fn session_dir(payload: &Payload) -> Option<String> {
     let over = std::env::var("BERTH_CWD")
         .ok()

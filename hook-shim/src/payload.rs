@@ -5,6 +5,14 @@
 //! Every field is read leniently: a field of the wrong type counts as
 //! absent, so a payload that is a JSON object always yields a [`Payload`].
 //!
+//! **The working directory** is the payload's `cwd` and nothing else (SPEC
+//! §8). Cursor's payloads carry none, only `workspace_roots`, the folders of
+//! its window: a multi-root window lists several, and the first need not be
+//! where the agent works, so taking one would be a guess that can put a
+//! conversation in the wrong workspace. `workspace_roots` only tells the
+//! payload is Cursor's; a Cursor payload that does carry a `cwd` is read like
+//! any other. (`BERTH_CWD`, which wins over the payload, is read by `main`.)
+//!
 //! **Which client** (when `--client` is not given), first rule that matches:
 //! 1. `workspace_roots`, `cursor_version` or `conversation_id` → Cursor;
 //! 2. camelCase `sessionId` or `hookEventName` → VS Code when `hookEventName`
@@ -32,7 +40,8 @@ pub enum Client {
     CopilotCli,
     /// VS Code's agent hooks (camelCase payloads).
     VsCode,
-    /// Cursor (`workspace_roots`, no `cwd`).
+    /// Cursor (`workspace_roots`, no `cwd`: its hooks name no session
+    /// directory, so only `BERTH_CWD` gives them one).
     Cursor,
 }
 
@@ -68,8 +77,10 @@ pub struct Payload {
     pub client: Client,
     /// The client's session id; empty when absent.
     pub session_id: String,
-    /// The session's absolute working directory: `cwd`, else Cursor's first
-    /// `workspace_roots` entry. `None` when absent, empty or relative.
+    /// The session's absolute working directory: the payload's `cwd`. `None`
+    /// when absent, empty or relative. Cursor's `workspace_roots` is never
+    /// read as one: a window may list several folders, and the first need
+    /// not be where the agent works (SPEC §8, ADR 0007).
     pub cwd: Option<String>,
     /// The transcript file; empty when absent or null.
     pub transcript_path: String,
@@ -152,17 +163,8 @@ fn string<'a>(obj: &'a Map<String, Value>, keys: &[&str]) -> &'a str {
 }
 
 fn cwd(obj: &Map<String, Value>) -> Option<String> {
-    let direct = Some(string(obj, &["cwd"])).filter(|c| !c.is_empty());
-    let root = || {
-        obj.get("workspace_roots")?
-            .as_array()?
-            .iter()
-            .find_map(Value::as_str)
-            .filter(|c| !c.is_empty())
-    };
-    direct
-        .or_else(root)
-        .filter(|c| std::path::Path::new(c).is_absolute())
+    Some(string(obj, &["cwd"]))
+        .filter(|c| !c.is_empty() && std::path::Path::new(c).is_absolute())
         .map(str::to_string)
 }
 
@@ -275,12 +277,35 @@ mod tests {
     }
 
     #[test]
-    fn cursor_payloads_have_workspace_roots_and_no_cwd() {
+    fn cursor_payloads_have_workspace_roots_and_so_no_cwd() {
         let id = "afafb0bf-9b2e-4e2a-8857-88e522b364e6";
-        let cwd = Some("/home/ada/code/shop");
-        check("cursor-session-start.json", Client::Cursor, id, cwd, "");
+        // Both fixtures list /home/ada/code/shop in `workspace_roots`.
+        check("cursor-session-start.json", Client::Cursor, id, None, "");
         let t = "/home/ada/.cursor/projects/home-ada-code-shop/agent-transcripts/afafb0bf-9b2e-4e2a-8857-88e522b364e6.jsonl";
-        check("cursor-stop.json", Client::Cursor, id, cwd, t);
+        check("cursor-stop.json", Client::Cursor, id, None, t);
+    }
+
+    #[test]
+    fn workspace_roots_name_the_client_but_never_the_cwd() {
+        // A multi-root window: the first folder need not be the agent's.
+        let p = parse(
+            br#"{"conversation_id": "c", "workspace_roots": ["/a", "/b"]}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!((p.client, p.cwd), (Client::Cursor, None));
+        // A Cursor payload with a `cwd` (newer builds might send one) is
+        // read like any other, whatever its roots say.
+        let p = parse(
+            br#"{"conversation_id": "c", "workspace_roots": ["/a", "/b"], "cwd": "/b/sub"}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!(p.client, Client::Cursor);
+        assert_eq!(p.cwd.as_deref(), Some("/b/sub"));
+        // So is any payload told to be Cursor's.
+        let p = parse(br#"{"session_id": "s", "cwd": "/p"}"#, Some(Client::Cursor)).unwrap();
+        assert_eq!(p.cwd.as_deref(), Some("/p"));
     }
 
     #[test]
@@ -331,7 +356,7 @@ mod tests {
         assert_eq!(p.cwd, None);
         assert_eq!(p.transcript_path, "");
         let p = parse(br#"{"workspace_roots": [1, "/r"], "cwd": false}"#, None).unwrap();
-        assert_eq!(p.cwd.as_deref(), Some("/r"));
+        assert_eq!((p.client, p.cwd), (Client::Cursor, None));
         let p = parse(br#"{"workspace_roots": "/r"}"#, None).unwrap();
         assert_eq!(p.cwd, None);
     }

@@ -119,28 +119,31 @@ fn hook(env: &TestEnv, args: &[&str], stdin: &[u8]) -> HookRun {
 
 // ---- payloads --------------------------------------------------------------
 
-/// A fixture with `dir` as its session directory (`cwd`, or Cursor's
-/// `workspace_roots`; removed when `None`) and `session` as its id.
+/// Whether a fixture is Cursor's: `workspace_roots` and no `cwd`.
+fn is_cursor(fixture: &str) -> bool {
+    fixture.starts_with("cursor-")
+}
+
+/// A fixture with `session` as its id and `dir` where its client puts the
+/// session's folder: `cwd` (removed when `None`), or for Cursor, which sends
+/// no `cwd`, the one entry of `workspace_roots` (the fixture's own, a folder
+/// that does not exist here, when `None`).
 fn payload(fixture: &str, dir: Option<&Path>, session: &str) -> Vec<u8> {
     let path = format!("{}/tests/fixtures/{fixture}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let mut v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
     let obj = v.as_object_mut().expect("fixture is an object");
-    let dir_key = if obj.contains_key("workspace_roots") {
-        "workspace_roots"
-    } else {
-        "cwd"
-    };
-    match dir {
-        Some(d) if dir_key == "cwd" => {
+    match (is_cursor(fixture), dir) {
+        (false, Some(d)) => {
             obj.insert("cwd".into(), json!(d));
         }
-        Some(d) => {
+        (false, None) => {
+            obj.remove("cwd");
+        }
+        (true, Some(d)) => {
             obj.insert("workspace_roots".into(), json!([d]));
         }
-        None => {
-            obj.remove(dir_key);
-        }
+        (true, None) => {}
     }
     for key in ["session_id", "sessionId", "conversation_id"] {
         if obj.contains_key(key) {
@@ -148,6 +151,17 @@ fn payload(fixture: &str, dir: Option<&Path>, session: &str) -> Vec<u8> {
         }
     }
     serde_json::to_vec(&v).unwrap()
+}
+
+/// `berth-hook` for a session in `dir`, as its client can say where that is:
+/// in the payload (see [`payload`]), or for Cursor, whose payloads carry no
+/// `cwd`, through `BERTH_CWD` (ADR 0007).
+fn hook_cmd(env: &TestEnv, fixture: &str, dir: Option<&Path>) -> Command {
+    let mut cmd = env.command(HOOK);
+    if let (true, Some(d)) = (is_cursor(fixture), dir) {
+        cmd.env("BERTH_CWD", d);
+    }
+    cmd
 }
 
 /// A session id no other run of this test binary uses.
@@ -250,12 +264,10 @@ fn world() -> World {
 /// Runs every session-start shape in `dir` and checks what each printed.
 fn every_shape_says(w: &World, dir: Option<&Path>, expect: impl Fn(Option<&str>) -> bool) {
     for &(fixture, format) in SESSION_STARTS {
-        let run = hook(
-            &w.env,
-            &["session-start"],
-            &payload(fixture, dir, &session_id()),
-        )
-        .ok_within(Duration::from_secs(10));
+        let mut cmd = hook_cmd(&w.env, fixture, dir);
+        cmd.arg("session-start");
+        let bytes = payload(fixture, dir, &session_id());
+        let run = run_hook_cmd(&w.env, cmd, &bytes, false).ok_within(Duration::from_secs(10));
         let said = context(&run, format);
         if !expect(said.as_deref()) {
             run.fail(&format!("{fixture}: unexpected context {said:?}"));
@@ -521,7 +533,7 @@ fn the_stop_command_runs_in_the_sessions_workspace_with_the_payload_for_every_cl
         let out = w.env.dir(&format!("out/{client}-{}", fixture.len()));
         let id = session_id();
         let bytes = payload(fixture, Some(&w.approved), &id);
-        let mut cmd = w.env.command(HOOK);
+        let mut cmd = hook_cmd(&w.env, fixture, Some(&w.approved));
         cmd.arg("stop").env("OUT", &out);
         let run = run_hook_cmd(&w.env, cmd, &bytes, false).silent();
         let seen = std::fs::read_to_string(out.join("env")).unwrap_or_default();
@@ -585,13 +597,112 @@ fn a_stop_without_a_cwd_runs_nothing_and_records_nothing() {
         "hooks.stop_command",
         &format!("touch {}", trace.display()),
     );
-    let id = session_id();
-    hook(&w.env, &["stop"], &payload("cursor-stop.json", None, &id)).silent();
-    assert!(
-        !trace.exists(),
-        "the stop command ran without a session directory"
+    for &(fixture, _) in STOPS {
+        let id = session_id();
+        hook(&w.env, &["stop"], &payload(fixture, None, &id)).silent();
+        assert!(
+            !trace.exists(),
+            "{fixture}: the stop command ran without a session directory"
+        );
+        assert!(conversations(&w.env, &id).is_empty(), "{fixture}");
+    }
+}
+
+// ---- Cursor: workspace roots are not a cwd ----------------------------------
+
+/// A Cursor payload whose `workspace_roots` list `roots`, with `cwd` added
+/// when given.
+fn cursor_payload(fixture: &str, roots: &[&Path], cwd: Option<&Path>, session: &str) -> Vec<u8> {
+    let mut v: Value = serde_json::from_slice(&payload(fixture, None, session)).unwrap();
+    v["workspace_roots"] = json!(roots);
+    if let Some(c) = cwd {
+        v["cwd"] = json!(c);
+    }
+    serde_json::to_vec(&v).unwrap()
+}
+
+#[test]
+fn cursor_without_berth_cwd_says_nothing_and_runs_nothing_even_in_an_approved_root() {
+    // SPEC §8: Cursor's payloads have `workspace_roots` and no `cwd`, and a
+    // multi-root window's first folder need not be where the agent works.
+    let w = world();
+    let trace = w.env.root().join("stop-ran");
+    set(
+        &w.env,
+        "hooks.stop_command",
+        &format!("touch {}", trace.display()),
     );
+    let roots = [w.approved.as_path(), w.unassigned.as_path()];
+    let id = session_id();
+    let run = hook(
+        &w.env,
+        &["session-start"],
+        &cursor_payload("cursor-session-start.json", &roots, None, &id),
+    )
+    .silent();
+    if !run.log.contains("workspace_roots is not one") {
+        run.fail("the log should say why nothing was said");
+    }
+    hook(
+        &w.env,
+        &["stop"],
+        &cursor_payload("cursor-stop.json", &roots, None, &id),
+    )
+    .silent();
+    assert!(!trace.exists(), "the stop command ran in a guessed folder");
     assert!(conversations(&w.env, &id).is_empty());
+}
+
+#[test]
+fn a_cursor_payload_with_a_cwd_is_read_like_any_other() {
+    let w = world();
+    // Its roots name another project: the cwd decides, not the first root.
+    let roots = [w.unassigned.as_path()];
+    let run = hook(
+        &w.env,
+        &["session-start"],
+        &cursor_payload(
+            "cursor-session-start.json",
+            &roots,
+            Some(&w.approved),
+            &session_id(),
+        ),
+    )
+    .ok_within(Duration::from_secs(10));
+    let c = context(&run, Format::TopSnake);
+    if !c.is_some_and(|c| c.contains("uses workspace \"w\"")) {
+        run.fail("a Cursor payload's cwd should be the session's directory");
+    }
+    let id = session_id();
+    hook(
+        &w.env,
+        &["stop"],
+        &cursor_payload("cursor-stop.json", &roots, Some(&w.approved), &id),
+    )
+    .silent();
+    let rows = conversations(&w.env, &id);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(
+        (rows[0].0.as_str(), rows[0].1.as_str(), rows[0].3.as_str()),
+        (w.approved.to_str().unwrap(), "cursor", "w")
+    );
+}
+
+#[test]
+fn berth_cwd_wins_over_the_payloads_cwd() {
+    let w = world();
+    let bytes = payload(
+        "claude-code-session-start.json",
+        Some(&w.unassigned),
+        &session_id(),
+    );
+    let mut cmd = w.env.command(HOOK);
+    cmd.arg("session-start").env("BERTH_CWD", &w.approved);
+    let run = run_hook_cmd(&w.env, cmd, &bytes, false).ok_within(Duration::from_secs(10));
+    let c = context(&run, Format::HookSpecific);
+    if !c.is_some_and(|c| c.contains("uses workspace \"w\"")) {
+        run.fail("BERTH_CWD should be the session's directory");
+    }
 }
 
 #[test]
