@@ -1,5 +1,6 @@
 //! `berth completions <shell>`: a completion script, generated from the CLI's
-//! own definition.
+//! own definition. With `--json`, one document holding it:
+//! `{"shell", "script"}`.
 
 use clap::{Args, CommandFactory};
 
@@ -16,9 +17,16 @@ pub struct CompletionsArgs {
 }
 
 /// Runs `berth completions`: the script goes to stdout.
-pub async fn cmd_completions(_ctx: &mut Ctx, args: CompletionsArgs) -> Result<(), CliError> {
+pub async fn cmd_completions(ctx: &mut Ctx, args: CompletionsArgs) -> Result<(), CliError> {
     let mut cmd = Cli::command();
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "berth", &mut out);
-    output::text(&String::from_utf8_lossy(&out))
+    let script = String::from_utf8_lossy(&out);
+    if ctx.json {
+        return output::json(&serde_json::json!({
+            "shell": args.shell.to_string(),
+            "script": script,
+        }));
+    }
+    output::text(&script)
 }

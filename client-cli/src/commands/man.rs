@@ -1,5 +1,9 @@
 //! `berth man [--dir DIR]`: man pages, generated from the CLI's own
 //! definition: `berth.1` on stdout, or one page per command in DIR.
+//!
+//! With `--json`, one document, `{"pages": [{"name", ...}]}`: without DIR
+//! the one page with its text (`"roff"`), with DIR every page written and
+//! where (`"path"`).
 
 use std::path::{Path, PathBuf};
 
@@ -22,25 +26,40 @@ pub struct ManArgs {
 pub async fn cmd_man(ctx: &mut Ctx, args: ManArgs) -> Result<(), CliError> {
     let cmd = Cli::command();
     let Some(dir) = args.dir else {
-        return output::text(&render(&cmd)?);
+        let roff = render(&cmd)?;
+        if ctx.json {
+            return output::json(&serde_json::json!({
+                "pages": [{ "name": "berth.1", "roff": roff }],
+            }));
+        }
+        return output::text(&roff);
     };
     std::fs::create_dir_all(&dir)
         .map_err(|e| CliError::failed(format!("creating {}: {e}", dir.display())))?;
     let mut written = Vec::new();
     write_pages(&cmd, &["berth".to_string()], &dir, &mut written)?;
     if ctx.json {
-        return output::json(&serde_json::json!({ "pages": written }));
+        let pages: Vec<_> = written
+            .iter()
+            .map(|(name, path)| serde_json::json!({ "name": name, "path": path }))
+            .collect();
+        return output::json(&serde_json::json!({ "pages": pages }));
     }
-    output::text(&written.iter().map(|p| format!("{p}\n")).collect::<String>())
+    output::text(
+        &written
+            .iter()
+            .map(|(_, path)| format!("{path}\n"))
+            .collect::<String>(),
+    )
 }
 
 /// Writes the page of `cmd` (the command line `words`) and of each of its
-/// subcommands.
+/// subcommands, noting each page's file name and path in `written`.
 fn write_pages(
     cmd: &clap::Command,
     words: &[String],
     dir: &Path,
-    written: &mut Vec<String>,
+    written: &mut Vec<(String, String)>,
 ) -> Result<(), CliError> {
     let name = words.join("-");
     // The page's title is the display name; the synopsis shows the words
@@ -49,10 +68,11 @@ fn write_pages(
         .clone()
         .display_name(name.clone())
         .bin_name(words.join(" "));
-    let file = dir.join(format!("{name}.1"));
+    let file_name = format!("{name}.1");
+    let file = dir.join(&file_name);
     std::fs::write(&file, render(&page)?)
         .map_err(|e| CliError::failed(format!("writing {}: {e}", file.display())))?;
-    written.push(file.display().to_string());
+    written.push((file_name, file.display().to_string()));
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         if sub.get_name() == "help" {
             continue;

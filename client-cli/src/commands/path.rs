@@ -11,7 +11,9 @@ use crate::output::{self, CliError};
 /// Arguments of `berth path`.
 #[derive(Args, Debug)]
 pub struct PathArgs {
-    /// A tool path: `/`, `./x`, `<workspace>/x`, an absolute path, or an unqualified one.
+    /// A tool path: `/`, `./x`, `<workspace>/x`, an absolute path, or an unqualified one
+    /// (which may start with `-`, as a file name may).
+    #[arg(allow_hyphen_values = true)]
     pub path: String,
     /// Resolve as a session in this directory would (default: the current directory).
     #[arg(long)]

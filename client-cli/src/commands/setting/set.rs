@@ -11,7 +11,9 @@ use crate::output::{self, CliError};
 pub struct SetArgs {
     /// The setting: workspace.unassigned, scratch.keep_hours, hooks.stop_command, hooks.stop_timeout_secs.
     pub key: String,
-    /// Its new value.
+    /// Its new value. It may start with `-` (a command such as `-x`, or `-1`,
+    /// which the daemon judges): only berth's own flags are read as flags.
+    #[arg(allow_hyphen_values = true)]
     pub value: String,
 }
 
