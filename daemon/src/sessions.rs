@@ -24,6 +24,10 @@ pub struct Session {
     pub caller: Caller,
     /// The pinned resolution.
     pub pin: Answer,
+    /// Why the pin is not the session's answer: `BERTH_WORKSPACE` names no workspace (SPEC §4,
+    /// an error). `pin` is then the answer without it, for the folder a qualified path or a
+    /// tool's own `workspace` reaches; calls without one get this error.
+    pub pin_error: Option<BerthError>,
     /// `CLAUDE_CODE_SESSION_ID`, linking it to the same session's hooks.
     pub client_session_id: String,
     /// Whether the session already returned a tool result (the notice goes
@@ -87,18 +91,30 @@ impl Device {
     /// Registers a session: resolves its directory in agent mode and pins the
     /// answer, or re-adopts a session a restarted daemon lost, with its pin.
     pub fn open_session(&self, caller: Caller, reg: Registration) -> Result<Session, BerthError> {
-        let (id, pin, answered) = match reg.resume {
-            Some((id, pin)) if valid_id(&id) => (id, pin, true),
+        let (id, pin, answered, pin_error) = match reg.resume {
+            Some((id, pin)) if valid_id(&id) => {
+                let pin_error = self.env_pin_error(&caller);
+                (id, pin, true, pin_error)
+            }
             Some((id, _)) => {
                 return Err(BerthError::invalid(format!(
                     "{id:?} is not a berth session id"
                 )));
             }
-            None => (
-                new_id(),
-                self.resolve(&caller, "", None, Mode::Agent)?,
-                false,
-            ),
+            None => {
+                let (pin, pin_error) = match self.resolve(&caller, "", None, Mode::Agent) {
+                    Ok(pin) => (pin, None),
+                    // Without an argument, only BERTH_WORKSPACE can fail a resolution.
+                    Err(e) => {
+                        let unpinned = Caller {
+                            env_workspace: None,
+                            ..caller.clone()
+                        };
+                        (self.resolve(&unpinned, "", None, Mode::Agent)?, Some(e))
+                    }
+                };
+                (new_id(), pin, false, pin_error)
+            }
         };
         self.store.upsert_session(&NewSession {
             id: &id,
@@ -114,6 +130,7 @@ impl Device {
             id: id.clone(),
             caller,
             pin,
+            pin_error,
             client_session_id: reg.client_session_id,
             answered,
         };
@@ -150,12 +167,31 @@ impl Device {
             })
     }
 
+    /// The error a session's `BERTH_WORKSPACE` gives, if it names no workspace.
+    fn env_pin_error(&self, caller: &Caller) -> Option<BerthError> {
+        caller.env_workspace.as_ref()?;
+        self.resolve(caller, "", None, Mode::Agent).err()
+    }
+
+    /// The answer a call without a `workspace` argument runs under: the pin, or the error of a
+    /// `BERTH_WORKSPACE` naming no workspace. Once that workspace exists, the session resolves
+    /// again and is pinned to the answer.
+    pub(crate) fn pinned_answer(&self, s: &Session) -> Result<Answer, BerthError> {
+        if s.pin_error.is_none() {
+            return Ok(s.pin.clone());
+        }
+        let answer = self.resolve(&s.caller, "", None, Mode::Agent)?;
+        self.repin(&s.id, answer.clone())?;
+        Ok(answer)
+    }
+
     /// Re-pins a session (its own `use_workspace`).
     pub(crate) fn repin(&self, id: &str, pin: Answer) -> Result<(), BerthError> {
         self.store
             .repin_session(id, &pin.workspace, pin.reason.as_str())?;
         if let Some(s) = self.sessions.live.lock().expect("sessions").get_mut(id) {
             s.pin = pin;
+            s.pin_error = None;
         }
         Ok(())
     }
@@ -175,6 +211,10 @@ impl Device {
             s.answered = true;
             s.clone()
         };
+        if session.pin_error.is_some() {
+            // The error itself is what the session must hear first.
+            return Ok(None);
+        }
         let reg = self.registry();
         let Some(text) = crate::notice::notice(&session.pin, &reg.names()) else {
             return Ok(None);

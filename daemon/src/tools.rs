@@ -136,40 +136,42 @@ impl Device {
             )));
         }
         let common: Common = parse(tool, args)?;
-        let answer = self.call_answer(s, common.workspace.as_deref())?;
+        // Tools that do not depend on the session's workspace answer even when its pin fails.
+        let answer = || self.call_answer(s, common.workspace.as_deref());
         match tool {
-            "device_context" => self.device_context(s, &answer),
+            "device_context" => self.device_context(s, &answer()?),
             "list_workspaces" => self.list_workspaces_tool(),
             "use_workspace" => self.use_workspace_tool(s, parse(tool, args)?),
             "ls" => {
                 let a: PathArg = parse(tool, args)?;
-                match self.target(s, &answer, &a.path)? {
+                match self.target(s, &answer()?, &a.path)? {
                     Target::Workspaces => self.list_workspaces_tool(),
                     Target::In { place, rel } => self.folder(s, &place)?.ls(&rel),
                 }
             }
             "read" => {
                 let a: PathArg = parse(tool, args)?;
-                let (f, rel) = self.file_target(s, &answer, &a.path)?;
+                let (f, rel) = self.file_target(s, &answer()?, &a.path)?;
                 f.read(&rel)
             }
             "write" => {
                 let a: WriteArgs = parse(tool, args)?;
-                let (f, rel) = self.file_target(s, &answer, &a.path)?;
+                let (f, rel) = self.file_target(s, &answer()?, &a.path)?;
                 f.write(&rel, &a.content)
             }
             "edit" => {
                 let a: EditArgs = parse(tool, args)?;
-                let (f, rel) = self.file_target(s, &answer, &a.path)?;
+                let (f, rel) = self.file_target(s, &answer()?, &a.path)?;
                 f.edit(&rel, &a.old, &a.new)
             }
             "delete" => {
                 let a: PathArg = parse(tool, args)?;
-                let (f, rel) = self.file_target(s, &answer, &a.path)?;
+                let (f, rel) = self.file_target(s, &answer()?, &a.path)?;
                 f.delete(&rel)
             }
             "move" => {
                 let a: MoveArgs = parse(tool, args)?;
+                let answer = answer()?;
                 let (ff, fr) = self.file_target(s, &answer, &a.from)?;
                 let (tf, tr) = self.file_target(s, &answer, &a.to)?;
                 move_path(&ff, &fr, &tf, &tr)
@@ -177,7 +179,7 @@ impl Device {
             "search" => {
                 let a: SearchArgs = parse(tool, args)?;
                 let path = a.path.unwrap_or_else(|| "./".into());
-                let (f, rel) = self.file_target(s, &answer, &path)?;
+                let (f, rel) = self.file_target(s, &answer()?, &path)?;
                 f.search(&rel, &a.query)
             }
             other => Err(BerthError::invalid(format!(
@@ -191,7 +193,7 @@ impl Device {
     /// `workspace` argument (reason `argument`).
     fn call_answer(&self, s: &Session, workspace: Option<&str>) -> Result<Answer, BerthError> {
         match workspace.filter(|w| !w.is_empty()) {
-            None => Ok(s.pin.clone()),
+            None => self.pinned_answer(s),
             Some(w) => self.resolve(&s.caller, "", Some(w), Mode::Agent),
         }
     }
@@ -397,6 +399,7 @@ impl Device {
             id: String::new(),
             caller: caller.clone(),
             pin: answer.clone(),
+            pin_error: None,
             client_session_id: String::new(),
             answered: true,
         };

@@ -733,6 +733,47 @@ async fn berth_workspace_and_extra_home_are_forwarded() {
     s.stop().await;
 }
 
+/// SPEC §4: a `BERTH_WORKSPACE` naming no workspace is an error, for the calls it would answer;
+/// a tool's own `workspace` (rule 1) still answers, and `list_workspaces` needs no workspace.
+#[tokio::test]
+async fn an_unknown_berth_workspace_fails_only_the_calls_it_would_answer() {
+    let env = TestEnv::new();
+    berth(&env, &["workspace", "create", "work"]);
+    let dir = git_project(&env, "proj");
+    let s = Spawn::new(&env, &dir)
+        .var("BERTH_WORKSPACE", "nope")
+        .start()
+        .await;
+    let refused = s.err("device_context", json!({})).await;
+    assert!(
+        refused.contains("no workspace nope — workspaces: default, work")
+            && refused.contains("BERTH_WORKSPACE"),
+        "{refused}"
+    );
+    let refused = s
+        .err("write", json!({"path": "a.md", "content": "x"}))
+        .await;
+    assert!(refused.contains("no workspace nope"), "{refused}");
+    let (_, ctx) = s.ok("device_context", json!({"workspace": "work"})).await;
+    assert_eq!(ctx["workspace"], "work");
+    assert_eq!(ctx["reason"], "argument");
+    let _ = s
+        .ok(
+            "write",
+            json!({"path": "a.md", "content": "x", "workspace": "work"}),
+        )
+        .await;
+    assert!(env.data_dir().join("workspaces/work/a.md").is_file());
+    let (t, _) = s.ok("list_workspaces", json!({})).await;
+    assert!(t.contains("work"), "{t}");
+    // Once the workspace exists, the session answers with it.
+    berth(&env, &["workspace", "create", "nope"]);
+    let ctx = s.context().await;
+    assert_eq!(ctx["workspace"], "nope");
+    assert_eq!(ctx["reason"], "env");
+    s.stop().await;
+}
+
 // ---------------------------------------------------------------------------
 // Daemon restarts
 
