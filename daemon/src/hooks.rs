@@ -53,10 +53,12 @@ impl Device {
                     Some(_) => true,
                     None => false,
                 };
-                let context = match notice {
+                let line = match notice {
                     Some(n) if ask => n,
                     _ => plain_line(&answer),
                 };
+                let context = crate::notice::joined(Some(line), crate::notice::notes(&answer))
+                    .unwrap_or_default();
                 Ok(HookOutcome {
                     answer,
                     context,

@@ -27,6 +27,29 @@ Workspaces on this device: {}. Ask the user once which workspace this project sh
     ))
 }
 
+/// The resolution's notes, one line each (an ignored project file, tied roots, a setting naming
+/// a deleted workspace): SPEC §3 has them reach the user through the session too, so the
+/// session's first result and the session-start hook carry them after the notice or status line.
+pub fn notes(answer: &Answer) -> Option<String> {
+    if answer.notes.is_empty() {
+        return None;
+    }
+    let lines: Vec<String> = answer
+        .notes
+        .iter()
+        .map(|n| format!("berth note: {n}"))
+        .collect();
+    Some(lines.join("\n"))
+}
+
+/// Two optional texts as one, a line apart.
+pub fn joined(first: Option<String>, then: Option<String>) -> Option<String> {
+    match (first, then) {
+        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+        (a, b) => a.or(b),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,6 +89,23 @@ mod tests {
             notice(&answer(Reason::Active, None, None), &["default"]),
             None
         );
+    }
+
+    #[test]
+    fn notes_are_one_line_each_and_none_without_notes() {
+        let mut a = answer(Reason::Root, Some("/p"), None);
+        assert_eq!(notes(&a), None);
+        a.notes = vec![
+            "ignored /p/.berth/workspace.json: not JSON".into(),
+            "tied".into(),
+        ];
+        assert_eq!(
+            notes(&a).unwrap(),
+            "berth note: ignored /p/.berth/workspace.json: not JSON\nberth note: tied"
+        );
+        assert_eq!(joined(Some("a".into()), Some("b".into())).unwrap(), "a\nb");
+        assert_eq!(joined(None, Some("b".into())).unwrap(), "b");
+        assert_eq!(joined(None, None), None);
     }
 
     #[test]

@@ -196,9 +196,9 @@ impl Device {
         Ok(())
     }
 
-    /// The notice to put before this session's result, if this is its first
-    /// result and the question was not already asked (by its session-start
-    /// hook, linked through the client's session id).
+    /// What to put before this session's first result: the notice, unless the
+    /// question was already asked (by its session-start hook, linked through
+    /// the client's session id), and the resolution's notes.
     pub(crate) fn take_notice(&self, id: &str) -> Result<Option<String>, BerthError> {
         let session = {
             let mut live = self.sessions.live.lock().expect("sessions");
@@ -216,15 +216,19 @@ impl Device {
             return Ok(None);
         }
         let reg = self.registry();
-        let Some(text) = crate::notice::notice(&session.pin, &reg.names()) else {
-            return Ok(None);
+        let notice = match crate::notice::notice(&session.pin, &reg.names()) {
+            Some(_)
+                if !session.client_session_id.is_empty()
+                    && !self.store.take_ask(&session.client_session_id)? =>
+            {
+                None
+            }
+            notice => notice,
         };
-        if !session.client_session_id.is_empty()
-            && !self.store.take_ask(&session.client_session_id)?
-        {
-            return Ok(None);
-        }
-        Ok(Some(text))
+        Ok(crate::notice::joined(
+            notice,
+            crate::notice::notes(&session.pin),
+        ))
     }
 
     /// The ids of the sessions connected now.

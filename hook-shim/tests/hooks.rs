@@ -289,6 +289,22 @@ fn every_client_in_an_approved_project_is_told_its_workspace_and_why() {
     });
 }
 
+/// SPEC §3: a note about an ignored project file reaches the user through the hook's context.
+#[test]
+fn every_client_hears_the_notes_about_an_ignored_project_file() {
+    let w = world();
+    let broken = w.env.git_root(w.env.dir("code/approved/broken"));
+    w.env
+        .project_file(&broken, r#"{"workspace": "Not A Name"}"#);
+    let note = format!(
+        "berth note: ignored {}",
+        broken.join(".berth/workspace.json").display()
+    );
+    every_shape_says(&w, Some(&broken), |c| {
+        c.is_some_and(|c| c.contains("uses workspace \"w\"") && c.contains(&note))
+    });
+}
+
 #[test]
 fn every_client_in_an_unassigned_project_is_asked_once() {
     let w = world();

@@ -444,6 +444,34 @@ async fn an_approved_project_gets_no_notice() {
     shim.stop().await;
 }
 
+/// SPEC §3: a note about an ignored project file reaches the user through the session notice
+/// too, on the first result only, even when nothing needs asking.
+#[tokio::test]
+async fn an_ignored_project_file_is_noted_on_the_first_result_only() {
+    let env = TestEnv::new();
+    berth(&env, &["workspace", "create", "work"]);
+    let dir = git_project(&env, "proj");
+    berth(&env, &["root", "add", "work", dir.to_str().unwrap()]);
+    std::fs::create_dir_all(dir.join(".berth")).unwrap();
+    std::fs::write(dir.join(".berth/workspace.json"), r#"{"workspace": 7}"#).unwrap();
+    let shim = Spawn::new(&env, &dir).start().await;
+    let (first, _) = shim.ok("list_workspaces", json!({})).await;
+    let file = dir.join(".berth/workspace.json");
+    assert!(
+        first.starts_with(&format!("berth note: ignored {}", file.display())),
+        "{first}"
+    );
+    assert!(
+        !is_notice(&first),
+        "nothing to ask in an approved root: {first}"
+    );
+    let (second, ctx) = shim.ok("device_context", json!({})).await;
+    assert!(!second.starts_with("berth note:"), "{second}");
+    assert_eq!(ctx["workspace"], "work");
+    assert_eq!(ctx["reason"], "root");
+    shim.stop().await;
+}
+
 #[tokio::test]
 async fn a_session_without_a_project_gets_no_notice() {
     let env = TestEnv::new();
