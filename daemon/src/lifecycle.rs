@@ -129,8 +129,9 @@ async fn serve(
     }
     .map_err(|e| e.to_string())?;
     // No session is connected before the socket exists: those the store still
-    // calls open are taken as ended now (a shim that re-registers reopens its).
-    if let Err(e) = device.store.end_open_sessions(crate::sessions::now_secs()) {
+    // calls open whose shim is gone are taken as ended now; a shim still
+    // running keeps its session (and scratch folder) and re-registers later.
+    if let Err(e) = device.end_unseen_sessions(crate::sessions::now_secs()) {
         tracing::warn!(error = %e, "could not close the sessions of the last run");
     }
     tokio::spawn(sweep_periodically(device.clone()));

@@ -68,9 +68,60 @@ pub fn plan(
     out
 }
 
+/// Sessions the store calls open that have ended unseen: not connected to this daemon, and
+/// their shim is no longer running (or never said its pid). A session whose shim still runs
+/// stays open, though a restarted daemon has not heard from it yet: its shim re-registers on
+/// its next call, and its scratch folder must still be there.
+pub fn ended_unseen(
+    sessions: &[SessionRow],
+    live: &HashSet<String>,
+    running: impl Fn(u32) -> bool,
+) -> Vec<String> {
+    sessions
+        .iter()
+        .filter(|s| s.ended_at.is_none() && !live.contains(&s.id))
+        .filter(|s| !s.pid.is_some_and(&running))
+        .map(|s| s.id.clone())
+        .collect()
+}
+
+/// Whether the shim with this pid still runs: the process exists and, where `/proc` tells,
+/// is a `berth-mcp` (so a pid reused by another program does not keep a folder forever).
+pub fn shim_running(pid: u32) -> bool {
+    let Ok(pid_t) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid_t <= 0 {
+        return false;
+    }
+    let proc = std::path::Path::new("/proc");
+    if proc.join("self").exists() {
+        return std::fs::read_to_string(proc.join(pid.to_string()).join("comm"))
+            .is_ok_and(|comm| comm.trim_end().starts_with("berth-mcp"));
+    }
+    // SAFETY: signal 0 only checks that the process exists and may be signalled.
+    let r = unsafe { libc::kill(pid_t, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
 impl Device {
+    /// Marks ended the sessions that ended while no daemon heard them (see [`ended_unseen`]).
+    pub fn end_unseen_sessions(&self, now: i64) -> Result<usize, BerthError> {
+        let ended = ended_unseen(
+            &self.store.sessions()?,
+            &self.live_session_ids(),
+            shim_running,
+        );
+        self.store.end_sessions(&ended, now)?;
+        if !ended.is_empty() {
+            tracing::info!(count = ended.len(), "sessions ended while no daemon ran");
+        }
+        Ok(ended.len())
+    }
+
     /// Sweeps expired scratch folders at `now`; returns how many went.
     pub fn sweep_scratch(&self, now: i64) -> Result<usize, BerthError> {
+        self.end_unseen_sessions(now)?;
         let keep = self
             .store
             .get_setting("scratch.keep_hours")?
@@ -105,9 +156,8 @@ impl Device {
             }
         }
         self.store.forget_sessions(&plan.forget)?;
-        if swept > 0 {
-            tracing::info!(swept, "swept scratch folders");
-        }
+        // Logged even when nothing went: once at start and once an hour.
+        tracing::info!(swept, "scratch sweep done");
         Ok(swept)
     }
 }
@@ -123,6 +173,7 @@ mod tests {
 
     fn row(id: &str, ended_at: Option<i64>) -> SessionRow {
         SessionRow {
+            pid: None,
             id: id.into(),
             ended_at,
         }
@@ -133,6 +184,45 @@ mod tests {
             name: name.into(),
             mtime,
         }
+    }
+
+    #[test]
+    fn an_open_session_ends_unseen_only_when_its_shim_is_gone() {
+        let with_pid = |id: &str, pid: u32| SessionRow {
+            pid: Some(pid),
+            ..row(id, None)
+        };
+        const D: &str = "00000000000000dd";
+        let sessions = [
+            with_pid(A, 10), // its shim still runs: stays open
+            with_pid(B, 20), // its shim is gone
+            row(C, None),    // never said its pid (an older shim)
+            SessionRow {
+                // already ended: left as it is
+                ended_at: Some(5),
+                ..with_pid(D, 20)
+            },
+        ];
+        let running = |pid: u32| pid == 10;
+        assert_eq!(ended_unseen(&sessions, &HashSet::new(), running), [B, C]);
+        let live: HashSet<String> = [B.to_string()].into();
+        assert_eq!(
+            ended_unseen(&sessions, &live, running),
+            [C],
+            "a connected session is open"
+        );
+    }
+
+    #[test]
+    fn this_process_runs_and_a_pid_past_the_limit_does_not() {
+        // The test binary is no berth-mcp, so on Linux even our own pid does not count.
+        let me = std::process::id();
+        assert_eq!(
+            shim_running(me),
+            !std::path::Path::new("/proc/self").exists()
+        );
+        assert!(!shim_running(0));
+        assert!(!shim_running(u32::MAX));
     }
 
     #[test]

@@ -133,6 +133,7 @@ impl pb::berth_server::Berth for Service {
             client_version: r.client_version,
             client_session_id: r.client_session_id,
             resume,
+            pid: (r.pid != 0).then_some(r.pid),
         };
         let session = self
             .blocking(move |d| d.open_session(caller, registration))

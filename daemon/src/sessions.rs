@@ -52,6 +52,8 @@ pub struct Registration {
     pub client_session_id: String,
     /// Re-registering after a daemon restart: the old id and pin.
     pub resume: Option<(String, Answer)>,
+    /// The shim's process id, when it sent one.
+    pub pid: Option<u32>,
 }
 
 /// A fresh session id: 16 random hex digits.
@@ -125,6 +127,7 @@ impl Device {
             workspace: &pin.workspace,
             reason: pin.reason.as_str(),
             project: pin.project.as_deref(),
+            pid: reg.pid,
         })?;
         let session = Session {
             id: id.clone(),

@@ -70,6 +70,9 @@ const MIGRATIONS: &[&str] = &[
         client_session_id TEXT PRIMARY KEY NOT NULL,
         asked_at INTEGER NOT NULL
      ) STRICT;",
+    // 3: the shim's pid, so a restarted daemon can tell a live session it has
+    // not heard from yet from one that ended while no daemon ran.
+    "ALTER TABLE sessions ADD COLUMN pid INTEGER;",
 ];
 
 /// A session row, as the scratch sweep reads it.
@@ -79,6 +82,8 @@ pub struct SessionRow {
     pub id: String,
     /// Unix seconds when it ended; `None` while it runs.
     pub ended_at: Option<i64>,
+    /// The shim's process id, when it sent one.
+    pub pid: Option<u32>,
 }
 
 /// A session being registered.
@@ -100,6 +105,8 @@ pub struct NewSession<'a> {
     pub reason: &'a str,
     /// The session's project, if any.
     pub project: Option<&'a Path>,
+    /// The shim's process id, when it sent one.
+    pub pid: Option<u32>,
 }
 
 /// A conversation a Stop hook recorded.
@@ -304,10 +311,10 @@ impl Store {
         self.with(|c| {
             c.execute(
                 "INSERT INTO sessions (id, cwd, client_name, client_version, client_session_id,
-                                       workspace, reason, project, started_at, ended_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, unixepoch(), NULL)
+                                       workspace, reason, project, started_at, ended_at, pid)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, unixepoch(), NULL, ?9)
                  ON CONFLICT (id) DO UPDATE SET workspace = excluded.workspace,
-                     reason = excluded.reason, ended_at = NULL",
+                     reason = excluded.reason, ended_at = NULL, pid = excluded.pid",
                 params![
                     s.id,
                     path_text(s.cwd),
@@ -317,6 +324,7 @@ impl Store {
                     s.workspace,
                     s.reason,
                     s.project.map(path_text),
+                    s.pid,
                 ],
             )?;
             Ok(())
@@ -345,26 +353,31 @@ impl Store {
         })
     }
 
-    /// At daemon start no session is connected yet: those still open are
-    /// taken as ended now, and one that re-registers opens again.
-    pub fn end_open_sessions(&self, now: i64) -> Result<usize, StoreError> {
+    /// Marks sessions ended at `now` (those still open only).
+    pub fn end_sessions(&self, ids: &[String], now: i64) -> Result<(), StoreError> {
         self.with(|c| {
-            Ok(c.execute(
-                "UPDATE sessions SET ended_at = ?1 WHERE ended_at IS NULL",
-                [now],
-            )?)
+            let tx = c.transaction()?;
+            for id in ids {
+                tx.execute(
+                    "UPDATE sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL",
+                    params![id, now],
+                )?;
+            }
+            tx.commit()?;
+            Ok(())
         })
     }
 
     /// Every session, for the scratch sweep.
     pub fn sessions(&self) -> Result<Vec<SessionRow>, StoreError> {
         self.with(|c| {
-            let mut stmt = c.prepare("SELECT id, ended_at FROM sessions")?;
+            let mut stmt = c.prepare("SELECT id, ended_at, pid FROM sessions")?;
             let rows = stmt
                 .query_map([], |r| {
                     Ok(SessionRow {
                         id: r.get(0)?,
                         ended_at: r.get(1)?,
+                        pid: r.get(2)?,
                     })
                 })?
                 .collect::<Result<Vec<_>, _>>()?;

@@ -146,6 +146,7 @@ impl Link {
                 .map(|s| s.id.clone())
                 .unwrap_or_default(),
             pin: st.session.as_ref().map(|s| s.pin.clone()),
+            pid: std::process::id(),
         };
         let mut stream = conn
             .call(|mut c| {

@@ -854,6 +854,43 @@ async fn a_daemon_restarted_by_someone_else_gets_the_session_back() {
     shim.stop().await;
 }
 
+/// SPEC §6: a scratch folder goes only once its session has ended. A daemon restart is not
+/// an end: the restarted daemon's sweep keeps the folder of a shim that still runs, even
+/// with no grace period at all, and the session reads its file back.
+#[tokio::test]
+async fn a_daemon_restart_keeps_a_running_sessions_scratch_folder() {
+    let env = TestEnv::new();
+    berth(&env, &["setting", "set", "scratch.keep_hours", "0"]);
+    let plain = env.dir("plain");
+    let shim = Spawn::new(&env, &plain).start().await;
+    let _ = shim
+        .ok("write", json!({"path": "keep.md", "content": "precious"}))
+        .await;
+    let id = scratch_id(&env, &shim.context().await["folder"]);
+    let file = env.data_dir().join("scratch").join(&id).join("keep.md");
+    berth(&env, &["daemon", "stop"]);
+    env.wait_no_daemon(Duration::from_secs(10));
+    // The new daemon sweeps at start, before this shim has said anything to it.
+    berth(&env, &["daemon", "start"]);
+    let swept_twice = || {
+        (env.log().matches("scratch sweep done").count() >= 2)
+            .then_some(())
+            .ok_or(())
+    };
+    assert!(
+        berth_tests::wait_until(Duration::from_secs(10), swept_twice).is_ok(),
+        "{}",
+        env.log()
+    );
+    assert!(
+        file.is_file(),
+        "the restart swept a running session's scratch folder"
+    );
+    let (t, _) = shim.ok("read", json!({"path": "keep.md"})).await;
+    assert!(t.contains("precious"), "{t}");
+    shim.stop().await;
+}
+
 #[tokio::test]
 async fn the_daemon_learns_when_the_session_ends() {
     let env = TestEnv::new();
