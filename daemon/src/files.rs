@@ -87,6 +87,28 @@ impl Folder {
         }
     }
 
+    /// Creates the folders above a file. A symlink where a folder should be makes cap-std
+    /// answer "already exists"; berth says what it is: a way out it will not take.
+    fn make_parents(&self, parent: &Path) -> Result<(), BerthError> {
+        self.dir.create_dir_all(parent).map_err(|e| {
+            let through_link = parent.ancestors().any(|p| {
+                !p.as_os_str().is_empty()
+                    && self
+                        .dir
+                        .symlink_metadata(p)
+                        .is_ok_and(|m| m.file_type().is_symlink())
+            });
+            if e.kind() == io::ErrorKind::AlreadyExists && through_link {
+                BerthError::refused(format!(
+                    "{} leads outside its folder (through a symlink); berth never follows a path out",
+                    self.q(parent)
+                ))
+            } else {
+                self.err(parent, e)
+            }
+        })
+    }
+
     /// Lists a folder (or describes a file).
     pub fn ls(&self, rel: &Path) -> Result<ToolOutput, BerthError> {
         let meta = self.dir.metadata(dot(rel)).map_err(|e| self.err(rel, e))?;
@@ -209,9 +231,7 @@ impl Folder {
         }
         let parent = rel.parent().unwrap_or(Path::new(""));
         if !parent.as_os_str().is_empty() {
-            self.dir
-                .create_dir_all(parent)
-                .map_err(|e| self.err(parent, e))?;
+            self.make_parents(parent)?;
         }
         if self.dir.symlink_metadata(rel).is_ok_and(|m| m.is_dir()) {
             return Err(BerthError::refused(format!("{}: is a folder", self.q(rel))));
@@ -413,10 +433,19 @@ pub fn move_path(
     to: &Folder,
     to_rel: &Path,
 ) -> Result<ToolOutput, BerthError> {
-    if from_rel.as_os_str().is_empty() || to_rel.as_os_str().is_empty() {
-        return Err(BerthError::refused(
-            "a workspace's or session's own folder cannot be moved",
-        ));
+    if from_rel.as_os_str().is_empty() {
+        return Err(BerthError::refused(format!(
+            "{}: a workspace's or session's own folder cannot be moved",
+            from.q(from_rel)
+        )));
+    }
+    if to_rel.as_os_str().is_empty() {
+        let name = from_rel.file_name().map(Path::new).unwrap_or(from_rel);
+        return Err(BerthError::refused(format!(
+            "{}: a workspace's or session's own folder, which is already there; to move into it, name the file too, e.g. {}",
+            to.q(to_rel),
+            to.q(name)
+        )));
     }
     from.dir
         .symlink_metadata(from_rel)
@@ -428,9 +457,7 @@ pub fn move_path(
         )));
     }
     if let Some(parent) = to_rel.parent().filter(|p| !p.as_os_str().is_empty()) {
-        to.dir
-            .create_dir_all(parent)
-            .map_err(|e| to.err(parent, e))?;
+        to.make_parents(parent)?;
     }
     match from.dir.rename(from_rel, &to.dir, to_rel) {
         Ok(()) => {}
@@ -498,6 +525,13 @@ mod tests {
         assert!(err.message.contains("outside"), "{err}");
         assert!(f.write(Path::new("up/secret.txt"), "pwned").is_err());
         assert_eq!(std::fs::read_to_string(&outside).unwrap(), "secret");
+        // A link where a folder should be: a new file below it says why, not "already exists".
+        for path in ["up/new.txt", "up/deeper/new.txt"] {
+            let err = f.write(Path::new(path), "x").unwrap_err();
+            assert!(err.message.contains("leads outside"), "{path}: {err}");
+        }
+        assert!(!t.path().join("new.txt").exists());
+        assert!(!t.path().join("deeper").exists());
     }
 
     #[test]
@@ -555,6 +589,19 @@ mod tests {
         assert_eq!(out.structured["to"], "o/y/x.md");
         assert_eq!(b.read(Path::new("y/x.md")).unwrap().text, "hi");
         assert!(a.read(Path::new("x.md")).is_err());
+    }
+
+    #[test]
+    fn moving_onto_a_folder_itself_says_to_name_the_file() {
+        let (t, a) = folder();
+        let b = Folder::open(&t.path().join("other"), "o/".into(), true).unwrap();
+        a.write(Path::new("d/x.md"), "hi").unwrap();
+        let err = move_path(&a, Path::new("d/x.md"), &b, Path::new("")).unwrap_err();
+        assert!(err.message.starts_with("o/: "), "{err}");
+        assert!(err.message.contains("e.g. o/x.md"), "{err}");
+        let err = move_path(&a, Path::new(""), &b, Path::new("y")).unwrap_err();
+        assert!(err.message.contains("cannot be moved"), "{err}");
+        assert_eq!(a.read(Path::new("d/x.md")).unwrap().text, "hi");
     }
 
     #[test]

@@ -28,6 +28,16 @@ pub fn home_of(
     }
 }
 
+/// A stored home the guard refuses (a row written straight into the database), named by its
+/// workspace, with the way out: deleting the workspace keeps the folder's files.
+pub fn refused_home(entry: &WorkspaceEntry, why: &HomeRefusal) -> BerthError {
+    BerthError::refused(format!(
+        "workspace {:?} has a home berth refuses to use: {why}. Its files are untouched; \
+         `berth workspace delete {}` removes the entry, then create it again with another --home",
+        entry.name, entry.name
+    ))
+}
+
 /// Checks a local home the user typed: the lexical guard on the typed and on
 /// the symlink-resolved path, then that it exists, is a folder, and that the
 /// daemon may write and search it. Returns the resolved path.

@@ -372,7 +372,7 @@ impl Device {
                     .get(ws)
                     .ok_or_else(|| self.unknown_workspace(ws))?;
                 let home = crate::homes::home_of(entry, &self.data_dir, &self.guard_ctx())
-                    .map_err(|e| BerthError::refused(e.to_string()))?;
+                    .map_err(|e| crate::homes::refused_home(entry, &e))?;
                 Ok((home, matches!(entry.home, Home::Managed)))
             }
         }

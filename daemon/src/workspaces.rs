@@ -53,7 +53,7 @@ impl Device {
     fn view(&self, reg: &Registry, name: &str) -> Result<WorkspaceView, BerthError> {
         let entry = &reg.workspaces[name];
         let home = crate::homes::home_of(entry, &self.data_dir, &self.guard_ctx())
-            .map_err(|e| BerthError::internal(e.to_string()))?;
+            .map_err(|e| crate::homes::refused_home(entry, &e))?;
         Ok(WorkspaceView {
             name: name.to_string(),
             active: reg.active == name,

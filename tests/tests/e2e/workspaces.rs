@@ -283,3 +283,38 @@ fn no_color_is_honoured_on_a_terminal() {
     assert!(!plain.contains('\x1b'), "NO_COLOR ignored: {plain:?}");
     assert!(plain.contains("default (active)"), "{plain:?}");
 }
+
+/// A home row written straight into the database (here `/etc`) is refused on use, naming its
+/// workspace and the way out; deleting the entry still works and touches no file there.
+#[test]
+fn a_home_row_written_into_the_database_is_refused_naming_the_workspace() {
+    let env = TestEnv::new();
+    let home = env.dir("lh");
+    env.json([
+        "workspace",
+        "create",
+        "bent",
+        "--home",
+        home.to_str().unwrap(),
+    ]);
+    let _ = env.run_berth(["daemon", "stop"]).success();
+    {
+        let conn = rusqlite::Connection::open(env.db()).unwrap();
+        conn.execute(
+            "UPDATE workspaces SET home_path = '/etc' WHERE name = 'bent'",
+            [],
+        )
+        .unwrap();
+    }
+    let _ = env
+        .run_berth(["workspace", "show", "bent"])
+        .failure(1)
+        .stderr_has(&[
+            "workspace \"bent\" has a home berth refuses to use",
+            "/etc",
+            "berth workspace delete bent",
+        ]);
+    let _ = env.run_berth(["workspace", "delete", "bent"]).success();
+    assert_eq!(names(&env.json(["workspace", "list"])), ["default"]);
+    assert!(std::path::Path::new("/etc/passwd").exists());
+}
