@@ -80,10 +80,25 @@ impl Device {
         }
         let home = match home {
             None => Home::Managed,
-            Some(typed) => Home::Local(crate::homes::check_local_home(
-                std::path::Path::new(typed),
-                &self.guard_ctx(),
-            )?),
+            Some(typed) => {
+                let path =
+                    crate::homes::check_local_home(std::path::Path::new(typed), &self.guard_ctx())?;
+                // Two workspaces in one folder would mix their files: one is never told apart.
+                let reg = self.registry();
+                if let Some(other) = reg
+                    .workspaces
+                    .values()
+                    .find(|e| matches!(&e.home, Home::Local(p) if *p == path))
+                {
+                    return Err(BerthError::refused(format!(
+                        "{} is already the home of workspace {:?}; two workspaces in one folder would mix their files. Choose another folder, or use {:?}",
+                        path.display(),
+                        other.name,
+                        other.name
+                    )));
+                }
+                Home::Local(path)
+            }
         };
         self.store.create_workspace(name, &home)?;
         let reg = self.refresh()?;

@@ -101,3 +101,38 @@ fn a_folder_inside_the_home_is_accepted() {
     assert_eq!(w["home"], serde_json::json!(h));
     assert_eq!(w["home_mode"], "local");
 }
+
+/// Two workspaces with one folder as home would mix their files; the second is refused however
+/// the folder is spelled (a trailing slash, a symlink), and a folder inside another's home is not.
+#[test]
+fn a_folder_that_is_already_a_home_is_refused_for_a_second_workspace() {
+    let env = TestEnv::new();
+    let h = env.dir("home/notes");
+    env.json([
+        "workspace",
+        "create",
+        "first",
+        "--home",
+        h.to_str().unwrap(),
+    ]);
+    let link = env.home().join("notes-link");
+    std::os::unix::fs::symlink(&h, &link).unwrap();
+    for spelled in [format!("{}/", h.display()), link.display().to_string()] {
+        let _ = env
+            .run_berth(["workspace", "create", "second", "--home", &spelled])
+            .failure(1)
+            .stderr_has(&["already the home of workspace \"first\""]);
+    }
+    assert_eq!(
+        berth_tests::names(&env.json(["workspace", "list"])),
+        ["default", "first"]
+    );
+    let inner = env.dir("home/notes/inner");
+    env.json([
+        "workspace",
+        "create",
+        "inner",
+        "--home",
+        inner.to_str().unwrap(),
+    ]);
+}
