@@ -408,10 +408,16 @@ impl Device {
             Target::In {
                 place: place @ Place::Home(ws),
                 rel,
-            } => (
-                Some(self.place_root(&s, place)?.0.join(rel)),
-                Some(ws.clone()),
-            ),
+            } => {
+                let root = self.place_root(&s, place)?.0;
+                // Joining an empty path would add a trailing slash to the home itself.
+                let abs = if rel.as_os_str().is_empty() {
+                    root
+                } else {
+                    root.join(rel)
+                };
+                (Some(abs), Some(ws.clone()))
+            }
             Target::Workspaces | Target::In { .. } => (None, None),
         };
         Ok((target.qualified(), abs, ws))

@@ -30,6 +30,9 @@ mod settings;
 // `claim`: which workspaces may learn a conversation (SPEC §9).
 #[path = "e2e/claim.rs"]
 mod claim;
+// `path`: how a tool path qualifies, with the §10 JSON shape (SPEC §7, §10).
+#[path = "e2e/path.rs"]
+mod path;
 // `explain`: the walk drawn for a person.
 #[path = "e2e/explain.rs"]
 mod explain;
