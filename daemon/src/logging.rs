@@ -1,5 +1,5 @@
 //! Logging through `tracing`: a file in the state folder, filtered by
-//! `BERTH_LOG` (RUST_LOG syntax, default `info`), plus stderr in the
+//! `BERTH_LOG`, else `RUST_LOG` (default `info`), plus stderr in the
 //! foreground.
 
 use std::path::Path;
@@ -11,7 +11,9 @@ use tracing_subscriber::fmt::writer::MakeWriterExt;
 /// Installs the global subscriber. Returns an error only when the log file
 /// cannot be opened; logging then goes to stderr alone.
 pub fn init(state_dir: &Path, foreground: bool) -> std::io::Result<()> {
-    let filter = EnvFilter::try_from_env("BERTH_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter = EnvFilter::try_from_env("BERTH_LOG")
+        .or_else(|_| EnvFilter::try_from_default_env())
+        .unwrap_or_else(|_| EnvFilter::new("info"));
     let opened = std::fs::create_dir_all(state_dir).and_then(|()| {
         std::fs::OpenOptions::new()
             .create(true)

@@ -58,9 +58,10 @@ fn main() -> ExitCode {
     }
 }
 
-/// Logs to stderr only (stdout is the protocol), filtered by `BERTH_LOG`.
+/// Logs to stderr only (stdout is the protocol), filtered by `BERTH_LOG`, else `RUST_LOG`.
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("BERTH_LOG")
+        .or_else(|_| tracing_subscriber::EnvFilter::try_from_default_env())
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)

@@ -568,3 +568,27 @@ fn a_busy_answer_from_a_daemon_on_its_way_out_is_followed_by_a_new_start() {
     );
     assert_eq!(env.daemon_pids().len(), 1);
 }
+
+/// SPEC §11: `RUST_LOG`-style filters. `BERTH_LOG` sets the daemon's filter, else `RUST_LOG`,
+/// else `info`. (The harness sets `BERTH_LOG=debug`; each case starts without it.)
+#[test]
+fn the_log_filter_comes_from_berth_log_then_rust_log() {
+    for (vars, ready_logged) in [
+        (vec![], true),
+        (vec![("RUST_LOG", "warn")], false),
+        (vec![("RUST_LOG", "warn"), ("BERTH_LOG", "info")], true),
+        (vec![("BERTH_LOG", "warn")], false),
+    ] {
+        let env = TestEnv::new();
+        let mut cmd = env.berth(["daemon", "start"]);
+        cmd.env_remove("BERTH_LOG").envs(vars.iter().copied());
+        let _ = env.run(cmd).success();
+        let _ = env.run_berth(["daemon", "stop"]).success();
+        assert_eq!(
+            env.log().contains("berthd ready"),
+            ready_logged,
+            "{vars:?}:\n{}",
+            env.log()
+        );
+    }
+}
