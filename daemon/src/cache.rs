@@ -112,7 +112,9 @@ struct Slot {
 
 #[derive(Debug, Default)]
 struct Entries {
-    slots: HashMap<Arc<Path>, Slot>,
+    /// foldhash: every walk hashes a dozen paths here, and SipHash was a tenth of a cached
+    /// resolution (docs/benchmarks.md). Seeded per process, so keys cannot be aimed at it.
+    slots: HashMap<Arc<Path>, Slot, foldhash::fast::RandomState>,
     /// The same keys in path order, so a folder's subtree is one range.
     order: BTreeSet<Arc<Path>>,
 }

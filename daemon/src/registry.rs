@@ -46,7 +46,7 @@ pub struct Registry {
 
 /// Roots by their (normalised) path, as positions in `roots`.
 #[derive(Debug, Default)]
-pub struct RootIndex(OnceLock<HashMap<PathBuf, Vec<usize>>>);
+pub struct RootIndex(OnceLock<HashMap<PathBuf, Vec<usize>, foldhash::fast::RandomState>>);
 
 impl Clone for RootIndex {
     /// A clone rebuilds its index from its own roots.
@@ -77,7 +77,7 @@ impl Registry {
     /// Roots equal to or above `dir`, in `roots` order: one index lookup per ancestor of `dir`.
     pub fn roots_containing(&self, dir: &Path) -> Vec<&Root> {
         let index = self.root_index.0.get_or_init(|| {
-            let mut map: HashMap<PathBuf, Vec<usize>> = HashMap::new();
+            let mut map: HashMap<PathBuf, Vec<usize>, _> = HashMap::default();
             for (i, root) in self.roots.iter().enumerate() {
                 map.entry(normalize(&root.path)).or_default().push(i);
             }
