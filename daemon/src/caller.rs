@@ -60,6 +60,32 @@ pub fn canonical(path: &Path) -> Result<PathBuf, BerthError> {
     })
 }
 
+/// A folder that may be gone (a cwd a conversation recorded earlier): its deepest existing
+/// ancestor canonicalised, with the rest of the path appended as written. `None` when even
+/// that cannot be said safely: a relative path, or a `..` in the missing part (no link left
+/// to resolve it through).
+pub fn canonical_gone(path: &Path) -> Option<PathBuf> {
+    if !path.is_absolute() {
+        return None;
+    }
+    let existing = path.ancestors().find(|a| a.exists())?;
+    let rest = path.strip_prefix(existing).ok()?;
+    if rest.components().any(|c| {
+        !matches!(
+            c,
+            std::path::Component::Normal(_) | std::path::Component::CurDir
+        )
+    }) {
+        return None;
+    }
+    let mut out = std::fs::canonicalize(existing).ok()?;
+    out.extend(
+        rest.components()
+            .filter(|c| matches!(c, std::path::Component::Normal(_))),
+    );
+    Some(out)
+}
+
 /// Canonicalises `path` and requires a directory.
 pub fn canonical_dir(path: &Path) -> Result<PathBuf, BerthError> {
     let canon = canonical(path)?;
@@ -70,4 +96,21 @@ pub fn canonical_dir(path: &Path) -> Result<PathBuf, BerthError> {
         )));
     }
     Ok(canon)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gone_folder_keeps_its_place_below_its_deepest_existing_ancestor() {
+        let tmp = tempfile::tempdir().unwrap();
+        let real = tmp.path().canonicalize().unwrap();
+        std::os::unix::fs::symlink(&real, real.join("link")).unwrap();
+        let gone = tmp.path().join("link/gone/./deeper");
+        assert_eq!(canonical_gone(&gone).unwrap(), real.join("gone/deeper"));
+        assert_eq!(canonical_gone(&real).unwrap(), real);
+        assert_eq!(canonical_gone(&real.join("gone/../x")), None);
+        assert_eq!(canonical_gone(Path::new("relative/gone")), None);
+    }
 }

@@ -8,7 +8,9 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use crate::caller::{Caller, canonical};
+use berth_proto::codes::Code;
+
+use crate::caller::{Caller, canonical, canonical_gone};
 use crate::device::Device;
 use crate::error::BerthError;
 use crate::explain::Explanation;
@@ -67,6 +69,23 @@ impl Device {
         })
     }
 
+    /// [`Device::gather`] for a conversation's cwd, which may be gone by now: a missing folder
+    /// is walked from where it was (SPEC §9 judges what claimed it, not what is there).
+    fn gather_cwd(&self, caller: &Caller, cwd: &str) -> Result<Gathered, BerthError> {
+        match self.gather(caller, cwd) {
+            Err(e) if e.code == Code::NotFound => {
+                let directory = canonical_gone(&caller.absolute(cwd)).ok_or(e)?;
+                let plan = walk_plan(&directory, &self.homes(caller.extra_home.as_deref()));
+                Ok(Gathered {
+                    walk: look_along(self.fs.as_ref(), plan.dirs),
+                    stop: plan.stop,
+                    directory,
+                })
+            }
+            other => other,
+        }
+    }
+
     /// Which workspace `path` belongs to, and why (SPEC §4).
     pub fn resolve(
         &self,
@@ -105,7 +124,7 @@ impl Device {
         let registry = self.registry();
         let mut per_cwd: Vec<BTreeSet<String>> = Vec::with_capacity(cwds.len());
         for cwd in cwds {
-            let g = self.gather(caller, cwd)?;
+            let g = self.gather_cwd(caller, cwd)?;
             per_cwd.push(crate::claim::claimers_from_walk(
                 &g.directory,
                 &g.walk,

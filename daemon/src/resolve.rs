@@ -101,7 +101,7 @@ pub enum PinSource {
 impl fmt::Display for PinSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Self::Argument => "--workspace",
+            Self::Argument => "the workspace argument",
             Self::Env => "BERTH_WORKSPACE",
         })
     }

@@ -353,6 +353,7 @@ impl pb::berth_server::Berth for Service {
             .await?;
         Ok(Response::new(pb::DeleteWorkspaceReply {
             notes: done.notes,
+            purged: done.purged,
         }))
     }
 

@@ -282,11 +282,20 @@ impl Device {
         if done.folder.is_some() {
             self.repin(&s.id, done.answer.clone())?;
         }
+        // A higher rule (BERTH_WORKSPACE) can still outrank the file just written.
+        let switched = done.folder.is_some() && done.answer.workspace == a.name;
         let mut text = match &done.folder {
-            Some(f) => format!(
+            Some(f) if switched => format!(
                 "this session now uses workspace {} for {} (reason: {})\n",
                 a.name,
                 f.display(),
+                done.answer.reason
+            ),
+            Some(f) => format!(
+                "{} now belongs to workspace {}, but this session stays on workspace {} (reason: {}, which outranks the project file)\n",
+                f.display(),
+                a.name,
+                done.answer.workspace,
                 done.answer.reason
             ),
             None => format!(
@@ -308,7 +317,7 @@ impl Device {
                 "created": done.created,
                 "root_added": done.root_added,
                 "project_file": opt(&done.project_file),
-                "switched": done.folder.is_some(),
+                "switched": switched,
                 "notes": done.notes,
             }),
         })

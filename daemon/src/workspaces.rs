@@ -27,6 +27,8 @@ pub struct WorkspaceView {
 pub struct Deleted {
     /// Notes for the user: a reset setting, files kept or purged.
     pub notes: Vec<String>,
+    /// Whether a managed home's files were removed (a local home never is).
+    pub purged: bool,
 }
 
 impl Device {
@@ -138,6 +140,7 @@ impl Device {
                     })?;
                     out.notes
                         .push(format!("purged its files at {}", home.display()));
+                    out.purged = true;
                 } else {
                     out.notes.push(format!(
                         "kept its files at {}; delete them with --purge",

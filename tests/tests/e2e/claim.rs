@@ -124,3 +124,29 @@ fn claim_for_an_unknown_workspace_fails() {
         .failure(1)
         .stderr_has(&["no workspace zzz — workspaces: "]);
 }
+
+/// A conversation's cwd may be gone by the time it is judged: it is walked from where it was,
+/// so a deleted folder inside `a`'s root is still claimed by `a`. A `..` in the missing part
+/// cannot be judged and is refused.
+#[test]
+fn a_deleted_cwd_is_judged_by_where_it_was() {
+    let env = world();
+    let gone = env.dir("proj/a/gone/deeper");
+    std::fs::remove_dir_all(env.dir("proj/a/gone")).unwrap();
+    let v = env.json(["claim", "--cwd", gone.to_str().unwrap()]);
+    assert_eq!(v, json!({"workspaces": ["a"]}));
+    let b = env.dir("proj/b");
+    let v = env.json([
+        "claim",
+        "--cwd",
+        gone.to_str().unwrap(),
+        "--cwd",
+        b.to_str().unwrap(),
+    ]);
+    assert_eq!(v, json!({"workspaces": []}));
+    let dotdot = format!("{}/../x", gone.display());
+    let _ = env
+        .run_berth(["claim", "--cwd", &dotdot])
+        .failure(1)
+        .stderr_has(&["no such file or directory"]);
+}

@@ -192,7 +192,7 @@ fn workspace_unassigned_is_used_by_agents_only() {
 }
 
 #[rstest]
-#[case::in_the_argument(&["--workspace", "nope"], &[], "--workspace named it")]
+#[case::in_the_argument(&["--workspace", "nope"], &[], "the workspace argument named it")]
 #[case::in_the_env(&[], &[("BERTH_WORKSPACE", "nope")], "BERTH_WORKSPACE named it")]
 fn an_unknown_pinned_workspace_is_an_error_listing_the_workspaces(
     #[case] args: &[&str],

@@ -176,7 +176,8 @@ fn deleting_a_workspace_with_a_local_home_never_touches_the_folder_even_with_pur
         "--home",
         local.to_str().unwrap(),
     ]);
-    env.json(["workspace", "delete", "loc", "--purge"]);
+    let deleted = env.json(["workspace", "delete", "loc", "--purge"]);
+    assert_eq!(deleted["purged"], false, "nothing was purged: {deleted}");
     assert_eq!(
         std::fs::read_to_string(local.join("keep.txt")).unwrap(),
         "mine"

@@ -28,7 +28,7 @@ pub async fn cmd_workspace_delete(ctx: &mut Ctx, args: DeleteArgs) -> Result<(),
     if ctx.json {
         return output::json(&serde_json::json!({
             "deleted": args.name,
-            "purged": args.purge,
+            "purged": reply.purged,
             "notes": reply.notes,
         }));
     }
