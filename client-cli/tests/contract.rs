@@ -102,3 +102,61 @@ fn a_tool_path_starting_with_a_dash_is_resolved() {
     assert_eq!(doc["qualified"], "w/-notes.md", "{doc}");
     assert_eq!(doc["workspace"], "w", "{doc}");
 }
+
+// ---- lists of values ---------------------------------------------------------
+
+/// SPEC §10 writes `berth claim --cwd DIR... [--workspace W]`: one `--cwd`
+/// may take several folders, as may repeated ones, and the flags after the
+/// list still read as flags.
+#[test]
+fn claim_takes_several_folders_after_one_cwd() {
+    let env = TestEnv::new();
+    let a = env.dir("proj/a");
+    let b = env.dir("proj/b");
+    let none = env.dir("proj/none");
+    for (w, dir) in [("wa", &a), ("wb", &b)] {
+        env.json(["workspace", "create", w]);
+        env.json(["root", "add", w, dir.to_str().unwrap()]);
+    }
+    let (a, b, none) = (
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        none.to_str().unwrap(),
+    );
+    // Both spellings mean the same conversation.
+    let listed = env.json(["claim", "--cwd", a, none]);
+    assert_eq!(listed, json!({"workspaces": ["wa"]}));
+    assert_eq!(env.json(["claim", "--cwd", a, "--cwd", none]), listed);
+    assert_eq!(
+        env.json(["claim", "--cwd", a, b]),
+        json!({"workspaces": []})
+    );
+    assert_eq!(
+        env.json(["claim", "--cwd", a, "--cwd", b, none]),
+        json!({"workspaces": []})
+    );
+    // --workspace and --json after the list, or --json before it.
+    let doc = env
+        .run_berth(["claim", "--cwd", a, none, "--workspace", "wa", "--json"])
+        .success()
+        .json();
+    assert_eq!(doc, json!({"workspace": "wa", "allowed": true}));
+    let doc = env
+        .run_berth(["--json", "claim", "--cwd", a, b, "-w", "wa"])
+        .success()
+        .json();
+    assert_eq!(doc, json!({"workspace": "wa", "allowed": false}));
+    let doc = env
+        .run_berth(["claim", "--json", "--cwd", a, none])
+        .success()
+        .json();
+    assert_eq!(doc, json!({"workspaces": ["wa"]}));
+    let run = env
+        .run_berth(["claim", "--cwd", a, none, "--workspace", "wb"])
+        .success();
+    assert_eq!(run.stdout(), "no\n");
+    // A --cwd with no folder is still a usage error.
+    let _ = env
+        .run_berth(["claim", "--cwd", "--workspace", "wa"])
+        .failure(2);
+}

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use berth_proto::pb;
-use clap::Args;
+use clap::{ArgAction, Args};
 
 use crate::context::Ctx;
 use crate::output::{self, CliError};
@@ -11,8 +11,15 @@ use crate::output::{self, CliError};
 /// Arguments of `berth claim`.
 #[derive(Args, Debug)]
 pub struct ClaimArgs {
-    /// A working directory of the conversation (repeat for each).
-    #[arg(long = "cwd", required = true)]
+    /// The conversation's working directories: `--cwd A B` or `--cwd A
+    /// --cwd B`.
+    #[arg(
+        long = "cwd",
+        value_name = "DIR",
+        required = true,
+        num_args = 1..,
+        action = ArgAction::Append
+    )]
     pub cwds: Vec<PathBuf>,
     /// Answer yes or no for this workspace only.
     #[arg(long, short)]
