@@ -41,6 +41,27 @@ struct State {
     live: Option<Arc<AtomicBool>>,
 }
 
+/// Why the session is not registered with the daemon.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotRegistered {
+    /// The daemon could not be reached or started, or the connection broke
+    /// before it answered.
+    Unreachable(String),
+    /// The daemon answered, and refused or failed the registration.
+    Refused(String),
+}
+
+impl NotRegistered {
+    /// Sorts a registration error: every error the daemon makes carries a
+    /// berth code; one without is the transport's.
+    pub fn of(e: &ClientError) -> NotRegistered {
+        match e.code() {
+            Some(_) => NotRegistered::Refused(e.to_string()),
+            None => NotRegistered::Unreachable(e.to_string()),
+        }
+    }
+}
+
 /// The link to the daemon.
 pub struct Link {
     env: EnvCtx,
@@ -49,6 +70,8 @@ pub struct Link {
     client: watch::Sender<ClientInfo>,
     state: Mutex<State>,
     instructions: std::sync::Mutex<Option<String>>,
+    /// Why the last registration failed; `None` once one succeeded.
+    not_registered: std::sync::Mutex<Option<NotRegistered>>,
 }
 
 impl Link {
@@ -65,6 +88,7 @@ impl Link {
                 live: None,
             }),
             instructions: std::sync::Mutex::new(None),
+            not_registered: std::sync::Mutex::new(None),
         }
     }
 
@@ -88,6 +112,11 @@ impl Link {
     /// The server instructions the daemon gave, once registered.
     pub fn instructions(&self) -> Option<String> {
         self.instructions.lock().expect("instructions").clone()
+    }
+
+    /// Why the last registration failed, if it did.
+    pub fn not_registered(&self) -> Option<NotRegistered> {
+        self.not_registered.lock().expect("not_registered").clone()
     }
 
     /// Connects to the daemon (starting it when needed) without registering.
@@ -118,14 +147,17 @@ impl Link {
             tracing::info!("the daemon's session stream ended; registering again");
             st.conn = None;
         }
-        match self.register(st).await {
+        let registered = match self.register(st).await {
             Err(e) if daemon_gone(&e) && st.conn.is_some() => {
                 tracing::info!("registering failed ({e}); reconnecting once");
                 st.conn = None;
                 self.register(st).await
             }
             other => other,
-        }
+        };
+        *self.not_registered.lock().expect("not_registered") =
+            registered.as_ref().err().map(NotRegistered::of);
+        registered
     }
 
     /// Opens the session stream and reads its first event.

@@ -19,17 +19,38 @@ use rmcp::{
 use serde::Serialize;
 
 use crate::args;
-use crate::link::Link;
+use crate::link::{Link, NotRegistered};
 
 /// How long the shim waits, after it started, for the client to say who it
 /// is before it registers the session anyway. Clients send `initialize` (or
 /// their first request) within milliseconds; this only bounds a silent one.
 const CLIENT_INFO_GRACE: Duration = Duration::from_millis(200);
 
-/// Said when the daemon cannot be reached to fetch the real instructions.
-const FALLBACK_INSTRUCTIONS: &str = "berth tells you which workspace this session belongs to and gives you a folder for its files. \
-The berth daemon could not be reached when this session started; call device_context to retry. \
-Every path may be qualified as <workspace>/<path>; \"/\" lists the workspaces.";
+/// How the instructions the shim writes itself, without the daemon's, begin and end.
+const OWN_INSTRUCTIONS_START: &str =
+    "berth tells you which workspace this session belongs to and gives you a folder for its files.";
+const OWN_INSTRUCTIONS_END: &str =
+    "Every path may be qualified as <workspace>/<path>; \"/\" lists the workspaces.";
+
+/// The server instructions: the daemon's, from the registration; without
+/// them, the shim's own, saying why registering failed. Only a daemon that
+/// could not be reached is blamed on reachability: one that answered with an
+/// error is quoted.
+fn instructions(from_daemon: Option<String>, failure: Option<NotRegistered>) -> String {
+    if let Some(text) = from_daemon {
+        return text;
+    }
+    let why = match failure {
+        Some(NotRegistered::Unreachable(e)) => format!(
+            "The berth daemon could not be reached when this session started ({e}); call device_context to retry."
+        ),
+        Some(NotRegistered::Refused(e)) => format!(
+            "berth could not register this session when it started: {e}. Call device_context to retry."
+        ),
+        None => "This session is not registered with berth yet; call device_context.".to_string(),
+    };
+    format!("{OWN_INSTRUCTIONS_START} {why} {OWN_INSTRUCTIONS_END}")
+}
 
 /// Runs the MCP server on stdio until the client goes away.
 pub async fn serve(caller: pb::Caller, client_session_id: String) -> Result<(), String> {
@@ -271,11 +292,10 @@ impl ServerHandler for Shim {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("berth-mcp", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                self.link
-                    .instructions()
-                    .unwrap_or_else(|| FALLBACK_INSTRUCTIONS.to_string()),
-            )
+            .with_instructions(instructions(
+                self.link.instructions(),
+                self.link.not_registered(),
+            ))
     }
 
     async fn initialize(
@@ -301,5 +321,50 @@ impl ServerHandler for Shim {
             self.supported_protocol_versions().into_owned(),
             self.get_info(),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use berth_proto::client::ClientError;
+    use berth_proto::codes::Code;
+
+    #[test]
+    fn the_daemons_instructions_are_used_when_it_gave_them() {
+        let text = instructions(
+            Some("the daemon's".into()),
+            Some(NotRegistered::Unreachable("gone".into())),
+        );
+        assert_eq!(text, "the daemon's");
+    }
+
+    #[test]
+    fn only_an_unreachable_daemon_is_said_to_be_unreachable() {
+        let gone = ClientError::NotRunning {
+            socket: "/run/berthd.sock".into(),
+        };
+        let text = instructions(None, Some(NotRegistered::of(&gone)));
+        assert!(text.contains("could not be reached"), "{text}");
+        assert!(text.contains("berthd is not running"), "{text}");
+        assert!(text.contains("<workspace>/<path>"), "{text}");
+        let lost = ClientError::Rpc(tonic::Status::unavailable("broken pipe"));
+        let text = instructions(None, Some(NotRegistered::of(&lost)));
+        assert!(text.contains("could not be reached"), "{text}");
+    }
+
+    #[test]
+    fn a_daemon_that_refused_the_registration_is_quoted_not_called_unreachable() {
+        let refused = ClientError::Rpc(Code::NotFound.status("/gone: no such file or directory"));
+        let text = instructions(None, Some(NotRegistered::of(&refused)));
+        assert!(!text.contains("could not be reached"), "{text}");
+        assert!(
+            text.contains(
+                "could not register this session when it started: /gone: no such file or directory."
+            ),
+            "{text}"
+        );
+        assert!(text.contains("device_context"), "{text}");
+        assert!(text.contains("<workspace>/<path>"), "{text}");
     }
 }

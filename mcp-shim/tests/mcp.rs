@@ -353,6 +353,92 @@ async fn the_2026_07_28_era_negotiates_without_initialize() {
     shim.stop().await;
 }
 
+/// `berth-mcp` in `dir` on plain pipes, for what an MCP client cannot do:
+/// close stdin before the handshake, or wait between the start and
+/// `initialize`. Its stderr goes to the returned log file.
+fn raw_shim(env: &TestEnv, dir: &Path, args: &[&str]) -> (std::process::Command, PathBuf) {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let log = env
+        .root()
+        .join(format!("raw-mcp-{}.log", N.fetch_add(1, Ordering::Relaxed)));
+    let mut cmd = env.command(env!("CARGO_BIN_EXE_berth-mcp"));
+    cmd.env("BERTH_LOG", "berth_mcp=debug,rmcp=warn")
+        .args(args)
+        .current_dir(dir)
+        .stderr(std::fs::File::create(&log).expect("shim log"));
+    (cmd, log)
+}
+
+/// When the daemon answers the registration with an error, the server
+/// instructions quote it; they blame reachability only when the daemon could
+/// not be reached. Here the session's folder is removed after the shim chose
+/// it and before it registers.
+#[tokio::test]
+async fn a_refused_registration_is_quoted_in_the_instructions_not_called_unreachable() {
+    use std::io::{BufRead, Write};
+    let env = TestEnv::new();
+    let doomed = env.dir("doomed");
+    let (mut cmd, log) = raw_shim(&env, &env.home(), &["--cwd", doomed.to_str().unwrap()]);
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn berth-mcp");
+    // The choice is logged before the shim connects, and it registers no
+    // sooner than its 200 ms grace after connecting.
+    let chosen = berth_tests::wait_until(Duration::from_secs(10), || {
+        let l = std::fs::read_to_string(&log).unwrap_or_default();
+        if l.contains("session directory") {
+            Ok(())
+        } else {
+            Err(l)
+        }
+    });
+    assert!(chosen.is_ok(), "{chosen:?}");
+    std::fs::remove_dir(&doomed).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"}}})
+            .to_string()
+            .as_bytes(),
+        )
+        .and_then(|()| stdin.write_all(b"\n"))
+        .expect("write initialize");
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = stdout.read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx
+        .recv_timeout(Duration::from_secs(30))
+        .unwrap_or_else(|_| {
+            let _ = child.kill();
+            panic!(
+                "no initialize reply\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            )
+        });
+    drop(stdin);
+    let status = child.wait().expect("berth-mcp exits when stdin closes");
+    let reply: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    let instructions = reply["result"]["instructions"].as_str().unwrap_or_default();
+    assert!(
+        instructions.contains("could not register this session")
+            && instructions.contains(&format!("{}: no such file or directory", doomed.display())),
+        "{instructions}"
+    );
+    assert!(
+        !instructions.contains("could not be reached"),
+        "{instructions}"
+    );
+    assert!(status.success(), "{status}");
+}
+
 #[tokio::test]
 async fn the_client_identity_and_claude_session_id_reach_the_daemon() {
     let env = TestEnv::new();
@@ -734,6 +820,76 @@ async fn the_session_directory_comes_from_cwd_then_berth_cwd_then_claude_project
         .start()
         .await;
     assert_eq!(ws(&s).await, "wc");
+    s.stop().await;
+}
+
+/// SPEC §5 "first found": a `--cwd`, `BERTH_CWD` or `CLAUDE_PROJECT_DIR`
+/// that is not an existing directory is skipped, named in a warning, for the
+/// next one, down to the working directory; the session works and gets the
+/// daemon's instructions.
+#[tokio::test]
+async fn a_session_directory_that_is_gone_or_a_file_is_skipped_for_the_next() {
+    let env = TestEnv::new();
+    let b = approved_project(&env, "b", "wb");
+    let c = approved_project(&env, "c", "wc");
+    let file = env.root().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let gone = env.root().join("does/not/exist");
+
+    let s = Spawn::new(&env, env.home())
+        .arg("--cwd")
+        .arg(gone.to_str().unwrap())
+        .var("BERTH_CWD", &b)
+        .start()
+        .await;
+    assert_eq!(ws(&s).await, "wb");
+    let log = s.log();
+    assert!(
+        log.contains(&format!("--cwd {} does not exist", gone.display())),
+        "{log}"
+    );
+    s.stop().await;
+
+    let s = Spawn::new(&env, env.home())
+        .arg("--cwd")
+        .arg(file.to_str().unwrap())
+        .var("BERTH_CWD", &gone)
+        .var("CLAUDE_PROJECT_DIR", &c)
+        .start()
+        .await;
+    assert_eq!(ws(&s).await, "wc");
+    let log = s.log();
+    assert!(
+        log.contains(&format!("--cwd {} is not a directory", file.display())),
+        "{log}"
+    );
+    assert!(
+        log.contains(&format!("BERTH_CWD {} does not exist", gone.display())),
+        "{log}"
+    );
+    s.stop().await;
+
+    // Nothing named exists: the working directory, and every call works.
+    let s = Spawn::new(&env, &b)
+        .arg("--cwd")
+        .arg(gone.to_str().unwrap())
+        .var("BERTH_CWD", &file)
+        .var("CLAUDE_PROJECT_DIR", &gone)
+        .start()
+        .await;
+    let instructions = s
+        .client
+        .peer_info()
+        .and_then(|i| i.instructions.clone())
+        .unwrap_or_default();
+    assert!(
+        instructions.contains("Workspaces on this device:") && !instructions.contains("could not"),
+        "{instructions}"
+    );
+    let (_, w) = s
+        .ok("write", json!({"path": "a.txt", "content": "x"}))
+        .await;
+    assert_eq!(w["path"], "wb/a.txt");
     s.stop().await;
 }
 
