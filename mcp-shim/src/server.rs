@@ -12,7 +12,7 @@ use rmcp::model::{
     CallToolResult, ContentBlock, DiscoverResult, Implementation, InitializeRequestParams,
     InitializeResult, ServerCapabilities, ServerConfig,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, ServerInitializeError};
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router,
 };
@@ -67,10 +67,16 @@ pub async fn serve(caller: pb::Caller, client_session_id: String) -> Result<(), 
             }
         }
     });
-    let service = Shim::new(link)
-        .serve(rmcp::transport::stdio_pipes())
-        .await
-        .map_err(|e| format!("MCP handshake failed: {e}"))?;
+    let service = match Shim::new(link).serve(rmcp::transport::stdio_pipes()).await {
+        Ok(service) => service,
+        // A client that goes away before it says anything (a cancelled
+        // start, a probe of the command) has nothing for us to serve.
+        Err(ServerInitializeError::ConnectionClosed(_)) => {
+            tracing::info!("the client closed stdin before the MCP handshake; exiting");
+            return Ok(());
+        }
+        Err(e) => return Err(format!("MCP handshake failed: {e}")),
+    };
     let reason = service
         .waiting()
         .await

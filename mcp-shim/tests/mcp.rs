@@ -369,6 +369,31 @@ fn raw_shim(env: &TestEnv, dir: &Path, args: &[&str]) -> (std::process::Command,
     (cmd, log)
 }
 
+/// A client that goes away before it initializes is no failure: exit 0.
+/// A client that breaks the handshake still is: exit 1, and why.
+#[tokio::test]
+async fn a_client_that_leaves_before_the_handshake_is_no_error() {
+    let env = TestEnv::new();
+    let (mut cmd, _) = raw_shim(&env, &env.home(), &[]);
+    cmd.stderr(Stdio::piped());
+    let run = env.run_with_stdin(cmd, b"").success();
+    assert!(!run.stderr().contains("ERROR"), "{}", run.stderr());
+    assert!(
+        run.stderr()
+            .contains("closed stdin before the MCP handshake"),
+        "{}",
+        run.stderr()
+    );
+
+    let (mut cmd, _) = raw_shim(&env, &env.home(), &[]);
+    cmd.stderr(Stdio::piped());
+    let not_initialize = b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
+    let _ = env
+        .run_with_stdin(cmd, not_initialize)
+        .failure(1)
+        .stderr_has(&["MCP handshake failed"]);
+}
+
 /// When the daemon answers the registration with an error, the server
 /// instructions quote it; they blame reachability only when the daemon could
 /// not be reached. Here the session's folder is removed after the shim chose
