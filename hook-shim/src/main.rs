@@ -6,7 +6,8 @@
 //! the client would reject.
 //!
 //! - `berth-hook session-start [--client NAME]`: prints the line naming the
-//!   session's workspace and why, or the ask-once notice.
+//!   session's workspace and why, or the ask-once notice, or the daemon's
+//!   refusal to resolve it (a `BERTH_WORKSPACE` naming no workspace).
 //! - `berth-hook stop [--client NAME]`: records the conversation and runs
 //!   `hooks.stop_command`, printing nothing.
 //!
@@ -27,6 +28,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use berth_proto::client::{ClientError, Connection};
+use berth_proto::codes::Code;
 use berth_proto::paths::EnvCtx;
 use berth_proto::pb;
 use clap::Parser;
@@ -156,18 +158,16 @@ fn run(args: &Args, env: &EnvCtx) -> String {
             return String::new();
         }
     };
-    let Some(cwd) = session_dir(&payload) else {
-        // Cursor's payloads list its window's folders, not the session's.
-        let why = match payload.client {
-            Client::Cursor => "no cwd in the payload (workspace_roots is not one) and no BERTH_CWD",
-            _ => "no cwd in the payload and no BERTH_CWD",
-        };
-        tracing::info!(
-            event,
-            client = payload.client.name(),
-            "{why}: nothing to say about workspaces"
-        );
-        return String::new();
+    let cwd = match session_dir(&payload, std::env::var("BERTH_CWD").ok()) {
+        Ok(cwd) => cwd,
+        Err(why) => {
+            tracing::info!(
+                event,
+                client = payload.client.name(),
+                "{why}: nothing to say about workspaces"
+            );
+            return String::new();
+        }
     };
     let request = pb::HookRequest {
         caller: Some(pb::Caller {
@@ -187,9 +187,24 @@ fn run(args: &Args, env: &EnvCtx) -> String {
     };
     let reply = match call(env, request) {
         Ok(r) => r,
-        Err(e) => {
+        Err(CallError::NoAnswer(e)) => {
             tracing::warn!(event, cwd, "berthd did not answer: {e}");
             return String::new();
+        }
+        Err(CallError::Answered(code, message)) => {
+            tracing::warn!(
+                event,
+                cwd,
+                code = code.as_str(),
+                "berthd answered with an error: {message}"
+            );
+            let dir_exists = Path::new(&cwd).is_dir();
+            return match event {
+                "session-start" if shows_refusal(code, dir_exists) => {
+                    output::session_start(payload.client, &format!("berth: {message}"))
+                }
+                _ => String::new(),
+            };
         }
     };
     let res = reply.resolution.clone().unwrap_or_default();
@@ -212,12 +227,36 @@ fn run(args: &Args, env: &EnvCtx) -> String {
 }
 
 /// `BERTH_CWD` (bridges) when absolute, else the payload's `cwd`; never a
-/// guess from Cursor's `workspace_roots` (SPEC §8).
-fn session_dir(payload: &Payload) -> Option<String> {
-    let over = std::env::var("BERTH_CWD")
-        .ok()
-        .filter(|c| Path::new(c).is_absolute());
-    over.or_else(|| payload.cwd.clone())
+/// guess from Cursor's `workspace_roots` (SPEC §8). Without one, why not.
+fn session_dir(payload: &Payload, berth_cwd: Option<String>) -> Result<String, String> {
+    let over = berth_cwd.filter(|c| !c.is_empty());
+    match &over {
+        Some(c) if Path::new(c).is_absolute() => return Ok(c.clone()),
+        _ => {}
+    }
+    if let Some(c) = &payload.cwd {
+        return Ok(c.clone());
+    }
+    let payload_says = match (&payload.relative_cwd, payload.client) {
+        (Some(rel), _) => format!("the payload's cwd {rel:?} is relative and was ignored"),
+        // Cursor's payloads list its window's folders, not the session's.
+        (None, Client::Cursor) => "no cwd in the payload (workspace_roots is not one)".into(),
+        (None, _) => "no cwd in the payload".into(),
+    };
+    Err(match over {
+        Some(c) => format!("{payload_says}, and BERTH_CWD {c:?} is relative and was ignored"),
+        None => format!("{payload_says}, and no BERTH_CWD"),
+    })
+}
+
+/// Whether a session-start shows the daemon's error to the model (ADR 0007,
+/// decision 2). It does when the daemon judged the request and refused the
+/// resolution (a `BERTH_WORKSPACE` naming no workspace, say) for a folder
+/// that exists: the model would otherwise never learn that its pin is
+/// wrong. A folder that is gone, and a daemon failing inside, are nothing
+/// the model can act on; they are only logged.
+fn shows_refusal(code: Code, dir_exists: bool) -> bool {
+    dir_exists && matches!(code, Code::NotFound | Code::Refused | Code::Invalid)
 }
 
 /// A variable as UTF-8 text; "" when unset or not UTF-8 (said in the log).
@@ -232,13 +271,22 @@ fn env_text(key: &str) -> String {
     }
 }
 
+/// Why a Hook RPC gave no reply.
+#[derive(Debug)]
+enum CallError {
+    /// berthd answered with an error: its code and what it said.
+    Answered(Code, String),
+    /// berthd could not be reached or started, or did not answer in time.
+    NoAnswer(String),
+}
+
 /// One Hook RPC on a current-thread runtime, starting berthd if needed,
 /// within [`RPC_BUDGET`].
-fn call(env: &EnvCtx, request: pb::HookRequest) -> Result<pb::HookReply, String> {
+fn call(env: &EnvCtx, request: pb::HookRequest) -> Result<pb::HookReply, CallError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("starting the runtime: {e}"))?;
+        .map_err(|e| CallError::NoAnswer(format!("starting the runtime: {e}")))?;
     let answer = runtime.block_on(async {
         let rpc = async {
             let mut conn = Connection::open(env).await?;
@@ -254,8 +302,15 @@ fn call(env: &EnvCtx, request: pb::HookRequest) -> Result<pb::HookReply, String>
     // hook up: leave it behind.
     runtime.shutdown_background();
     match answer {
-        Ok(reply) => reply.map_err(|e: ClientError| e.to_string()),
-        Err(_) => Err(format!("no answer within {RPC_BUDGET:?}")),
+        // Every error the daemon makes carries a berth code; one without is
+        // the transport's.
+        Ok(reply) => reply.map_err(|e: ClientError| match e.code() {
+            Some(code) => CallError::Answered(code, e.to_string()),
+            None => CallError::NoAnswer(e.to_string()),
+        }),
+        Err(_) => Err(CallError::NoAnswer(format!(
+            "no answer within {RPC_BUDGET:?}"
+        ))),
     }
 }
 
@@ -316,5 +371,60 @@ fn run_stop_command(reply: &pb::HookReply, res: &pb::Resolution, cwd: &str, payl
             %stderr,
             "stop command ran over its {timeout:?} and was stopped"
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn payload(json: &str) -> Payload {
+        payload::parse(json.as_bytes(), None).unwrap()
+    }
+
+    #[test]
+    fn berth_cwd_wins_and_the_payloads_cwd_comes_next() {
+        let p = payload(r#"{"session_id": "s", "cwd": "/p"}"#);
+        assert_eq!(session_dir(&p, Some("/b".into())), Ok("/b".into()));
+        assert_eq!(session_dir(&p, None), Ok("/p".into()));
+        assert_eq!(session_dir(&p, Some("rel".into())), Ok("/p".into()));
+        assert_eq!(session_dir(&p, Some(String::new())), Ok("/p".into()));
+    }
+
+    #[test]
+    fn without_a_cwd_the_reason_names_what_was_ignored() {
+        let relative = payload(r#"{"session_id": "s", "cwd": "shop"}"#);
+        assert_eq!(
+            session_dir(&relative, None),
+            Err("the payload's cwd \"shop\" is relative and was ignored, and no BERTH_CWD".into())
+        );
+        assert_eq!(
+            session_dir(&relative, Some("b".into())),
+            Err("the payload's cwd \"shop\" is relative and was ignored, and BERTH_CWD \"b\" is relative and was ignored".into())
+        );
+        let absent = payload(r#"{"session_id": "s"}"#);
+        assert_eq!(
+            session_dir(&absent, None),
+            Err("no cwd in the payload, and no BERTH_CWD".into())
+        );
+        let cursor = payload(r#"{"conversation_id": "c", "workspace_roots": ["/a"]}"#);
+        assert_eq!(
+            session_dir(&cursor, None),
+            Err("no cwd in the payload (workspace_roots is not one), and no BERTH_CWD".into())
+        );
+    }
+
+    #[test]
+    fn a_refusal_for_an_existing_folder_is_shown_and_nothing_else_is() {
+        for code in [Code::NotFound, Code::Refused, Code::Invalid] {
+            assert!(shows_refusal(code, true), "{code:?}");
+            assert!(
+                !shows_refusal(code, false),
+                "{code:?} for a folder that is gone"
+            );
+        }
+        for code in [Code::Internal, Code::DaemonOutdated, Code::ClientOutdated] {
+            assert!(!shows_refusal(code, true), "{code:?}");
+        }
     }
 }

@@ -82,6 +82,9 @@ pub struct Payload {
     /// read as one: a window may list several folders, and the first need
     /// not be where the agent works (SPEC §8, ADR 0007).
     pub cwd: Option<String>,
+    /// The payload's `cwd` when it was relative, and so ignored (the log
+    /// says so).
+    pub relative_cwd: Option<String>,
     /// The transcript file; empty when absent or null.
     pub transcript_path: String,
 }
@@ -128,6 +131,9 @@ pub fn parse(bytes: &[u8], client: Option<Client>) -> Result<Payload, PayloadErr
         client: client.unwrap_or_else(|| detect(&obj)),
         session_id: string(&obj, &["session_id", "sessionId", "conversation_id"]).to_string(),
         cwd: cwd(&obj),
+        relative_cwd: Some(string(&obj, &["cwd"]))
+            .filter(|c| !c.is_empty() && !std::path::Path::new(c).is_absolute())
+            .map(str::to_string),
         transcript_path: string(&obj, &["transcript_path", "transcriptPath"]).to_string(),
     })
 }
@@ -363,8 +369,13 @@ mod tests {
 
     #[test]
     fn a_relative_or_empty_cwd_is_no_cwd() {
-        assert_eq!(parse(br#"{"cwd": "code/shop"}"#, None).unwrap().cwd, None);
-        assert_eq!(parse(br#"{"cwd": ""}"#, None).unwrap().cwd, None);
+        let p = parse(br#"{"cwd": "code/shop"}"#, None).unwrap();
+        assert_eq!(p.cwd, None);
+        assert_eq!(p.relative_cwd.as_deref(), Some("code/shop"));
+        let p = parse(br#"{"cwd": ""}"#, None).unwrap();
+        assert_eq!((p.cwd, p.relative_cwd), (None, None));
+        let p = parse(br#"{"cwd": "/p"}"#, None).unwrap();
+        assert_eq!(p.relative_cwd, None);
         assert_eq!(
             parse(br#"{"workspace_roots": []}"#, None).unwrap().cwd,
             None

@@ -339,6 +339,51 @@ fn every_client_without_a_cwd_hears_nothing_about_workspaces() {
     every_shape_says(&w, None, |c| c.is_none());
 }
 
+/// SPEC §4: a `BERTH_WORKSPACE` naming no workspace is an error. A
+/// session-start shows the daemon's refusal in the client's format, so the
+/// model learns its pin is wrong; a stop still prints and runs nothing
+/// (ADR 0007, decision 2).
+#[test]
+fn every_client_with_an_unknown_berth_workspace_is_told_the_daemons_refusal() {
+    let w = world();
+    for &(fixture, format) in SESSION_STARTS {
+        let mut cmd = hook_cmd(&w.env, fixture, Some(&w.approved));
+        cmd.arg("session-start").env("BERTH_WORKSPACE", "nope");
+        let bytes = payload(fixture, Some(&w.approved), &session_id());
+        let run = run_hook_cmd(&w.env, cmd, &bytes, false).ok_within(Duration::from_secs(10));
+        let said = context(&run, format);
+        let told = said.as_deref().is_some_and(|c| {
+            c.starts_with("berth: no workspace nope — workspaces: default, w")
+                && c.contains("BERTH_WORKSPACE named it")
+        });
+        if !told {
+            run.fail(&format!("{fixture}: expected the refusal, got {said:?}"));
+        }
+    }
+    let trace = w.env.root().join("stop-ran");
+    set(
+        &w.env,
+        "hooks.stop_command",
+        &format!("touch {}", trace.display()),
+    );
+    for &(fixture, _) in STOPS {
+        let mut cmd = hook_cmd(&w.env, fixture, Some(&w.approved));
+        cmd.arg("stop").env("BERTH_WORKSPACE", "nope");
+        let bytes = payload(fixture, Some(&w.approved), &session_id());
+        let run = run_hook_cmd(&w.env, cmd, &bytes, false).silent();
+        if !run
+            .log
+            .contains("berthd answered with an error: no workspace nope")
+        {
+            run.fail("the log should quote the daemon");
+        }
+    }
+    assert!(
+        !trace.exists(),
+        "a stop command ran for a refused resolution"
+    );
+}
+
 #[test]
 fn the_notice_is_shown_once_per_client_session() {
     let w = world();
@@ -452,6 +497,38 @@ fn garbage_payloads_exit_0_quickly_with_nothing_on_stdout() {
         log.contains("larger than"),
         "the log should say why:\n{log}"
     );
+}
+
+/// The log says what was wrong with a cwd: a relative one was ignored, and
+/// for one that does not exist the daemon's answer is quoted (it answered;
+/// it was not unreachable).
+#[test]
+fn a_relative_or_missing_cwd_is_logged_for_what_it_is() {
+    let env = TestEnv::new();
+    for event in ["session-start", "stop"] {
+        let run = hook(&env, &[event], br#"{"session_id": "s", "cwd": "shop"}"#).silent();
+        if !run
+            .log
+            .contains("the payload's cwd \"shop\" is relative and was ignored")
+        {
+            run.fail("the log should say the cwd was relative");
+        }
+    }
+    let gone = env.root().join("gone/shop");
+    let bytes = serde_json::to_vec(&json!({
+        "session_id": "s", "cwd": gone, "hook_event_name": "SessionStart"
+    }))
+    .unwrap();
+    for event in ["session-start", "stop"] {
+        let run = hook(&env, &[event], &bytes).silent();
+        let quoted = format!(
+            "berthd answered with an error: {}: no such file or directory",
+            gone.display()
+        );
+        if !run.log.contains(&quoted) || run.log.contains("did not answer") {
+            run.fail("the log should quote the daemon's answer");
+        }
+    }
 }
 
 #[test]
