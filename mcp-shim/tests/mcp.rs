@@ -983,6 +983,27 @@ async fn an_unknown_berth_workspace_fails_only_the_calls_it_would_answer() {
     s.stop().await;
 }
 
+/// `use_workspace` under a `BERTH_WORKSPACE` pin writes the project file and approves the
+/// folder, but the pin (rule 2) still outranks the file (rule 3): it must not claim a switch.
+#[tokio::test]
+async fn use_workspace_under_an_env_pin_says_the_session_stays() {
+    let env = TestEnv::new();
+    berth(&env, &["workspace", "create", "pinned"]);
+    let dir = git_project(&env, "proj");
+    let s = Spawn::new(&env, &dir)
+        .var("BERTH_WORKSPACE", "pinned")
+        .start()
+        .await;
+    let (t, r) = s.ok("use_workspace", json!({"name": "mine"})).await;
+    assert_eq!(r["switched"], false, "{t}");
+    assert!(t.contains("stays on workspace pinned"), "{t}");
+    assert!(dir.join(".berth/workspace.json").is_file());
+    let ctx = s.context().await;
+    assert_eq!(ctx["workspace"], "pinned");
+    assert_eq!(ctx["reason"], "env");
+    s.stop().await;
+}
+
 // ---------------------------------------------------------------------------
 // Daemon restarts
 
