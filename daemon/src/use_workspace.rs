@@ -48,6 +48,19 @@ impl Device {
         check_workspace_name(name).map_err(|e| BerthError::invalid(e.to_string()))?;
         let gathered = self.gather(caller, "")?;
         let reg = self.registry();
+        // A BERTH_WORKSPACE naming no workspace fails the answer given after the writes; refuse
+        // before writing anything instead (ADR 0005). Using that very name creates it.
+        if let Some(pin) = caller.env_workspace.as_deref()
+            && pin != name
+            && !reg.exists(pin)
+        {
+            return Err(self
+                .resolve(caller, "", None, mode)
+                .err()
+                .unwrap_or_else(|| {
+                    BerthError::not_found(format!("BERTH_WORKSPACE names no workspace {pin:?}"))
+                }));
+        }
         let summary = summarize_walk(&gathered.walk, &reg);
         let exists = reg.exists(name);
         let folder = match (summary.project, mode) {

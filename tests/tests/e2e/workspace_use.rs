@@ -297,3 +297,23 @@ fn use_over_a_fifo_project_file_neither_hangs_nor_wedges_the_daemon() {
 fn use_over_a_project_file_linked_to_dev_zero_does_not_read_forever() {
     use_over_a_special_file(|file| std::os::unix::fs::symlink("/dev/zero", file).unwrap());
 }
+
+/// A `BERTH_WORKSPACE` naming no workspace would fail the answer given after the writes: it is
+/// refused before anything is written. Using that very name creates it, and then it answers.
+#[test]
+fn an_unknown_berth_workspace_is_refused_before_anything_is_written() {
+    let env = TestEnv::new();
+    let dir = env.git_root(env.dir("proj"));
+    let mut cmd = env.berth(["workspace", "use", "mine"]);
+    cmd.current_dir(&dir).env("BERTH_WORKSPACE", "nope");
+    let _ = env
+        .run(cmd)
+        .failure(1)
+        .stderr_has(&["no workspace nope — workspaces: default", "BERTH_WORKSPACE"]);
+    assert_nothing_changed(&env, &dir, "mine");
+    assert_eq!(env.json(["root", "list"]), json!({"roots": []}));
+    let mut cmd = env.berth(["--json", "workspace", "use", "nope"]);
+    cmd.current_dir(&dir).env("BERTH_WORKSPACE", "nope");
+    let out = env.run(cmd).success().json();
+    assert_eq!(out["created"], true, "{out}");
+}
