@@ -360,12 +360,7 @@ fn every_client_with_an_unknown_berth_workspace_is_told_the_daemons_refusal() {
             run.fail(&format!("{fixture}: expected the refusal, got {said:?}"));
         }
     }
-    let trace = w.env.root().join("stop-ran");
-    set(
-        &w.env,
-        "hooks.stop_command",
-        &format!("touch {}", trace.display()),
-    );
+    let trace = trace_stop_command(&w.env);
     for &(fixture, _) in STOPS {
         let mut cmd = hook_cmd(&w.env, fixture, Some(&w.approved));
         cmd.arg("stop").env("BERTH_WORKSPACE", "nope");
@@ -475,13 +470,7 @@ fn garbage() -> Vec<(&'static str, Vec<u8>)> {
 #[test]
 fn garbage_payloads_exit_0_quickly_with_nothing_on_stdout() {
     let env = TestEnv::new();
-    // A stop command that would leave a trace if it ever ran.
-    let trace = env.root().join("stop-ran");
-    set(
-        &env,
-        "hooks.stop_command",
-        &format!("touch {}", trace.display()),
-    );
+    let trace = trace_stop_command(&env);
     for (what, bytes) in garbage() {
         for event in ["session-start", "stop"] {
             let run = hook(&env, &[event], &bytes).silent();
@@ -614,6 +603,17 @@ fn set(env: &TestEnv, key: &str, value: &str) {
     let _ = env.run_berth(["setting", "set", key, value]).success();
 }
 
+/// Sets a stop command that leaves `<root>/stop-ran` behind if it ever runs; returns that path.
+fn trace_stop_command(env: &TestEnv) -> PathBuf {
+    let trace = env.root().join("stop-ran");
+    set(
+        env,
+        "hooks.stop_command",
+        &format!("touch {}", trace.display()),
+    );
+    trace
+}
+
 /// Writes what the stop command saw into `$OUT`, and says something on
 /// both of its output streams.
 const RECORDING_COMMAND: &str = r#"printf '%s\n' "$BERTH_WORKSPACE" "$BERTH_REASON" "$BERTH_PROJECT" "$PWD" > "$OUT/env"; cat > "$OUT/payload"; echo said-on-stdout; echo said-on-stderr >&2"#;
@@ -684,12 +684,7 @@ fn a_second_stop_of_the_same_session_records_the_conversation_once() {
 #[test]
 fn a_stop_without_a_cwd_runs_nothing_and_records_nothing() {
     let w = world();
-    let trace = w.env.root().join("stop-ran");
-    set(
-        &w.env,
-        "hooks.stop_command",
-        &format!("touch {}", trace.display()),
-    );
+    let trace = trace_stop_command(&w.env);
     for &(fixture, _) in STOPS {
         let id = session_id();
         hook(&w.env, &["stop"], &payload(fixture, None, &id)).silent();
@@ -719,12 +714,7 @@ fn cursor_without_berth_cwd_says_nothing_and_runs_nothing_even_in_an_approved_ro
     // SPEC §8: Cursor's payloads have `workspace_roots` and no `cwd`, and a
     // multi-root window's first folder need not be where the agent works.
     let w = world();
-    let trace = w.env.root().join("stop-ran");
-    set(
-        &w.env,
-        "hooks.stop_command",
-        &format!("touch {}", trace.display()),
-    );
+    let trace = trace_stop_command(&w.env);
     let roots = [w.approved.as_path(), w.unassigned.as_path()];
     let id = session_id();
     let run = hook(
