@@ -4,41 +4,15 @@
 # (issue 7: goal ≤ 1.0×). Release binaries, a warm daemon, a hermetic
 # HOME/data/socket under /tmp. Prints both medians and the ratio.
 #
-#   cargo build --release -p berth-hook -p berthd -p berth-cli
+#   cargo build --release --workspace --bins
 #   bench/hook.sh            # RUNS=1000 by default
 set -euo pipefail
-
-root=$(cd "$(dirname "$0")/.." && pwd)
-bin=${BIN:-$root/target/release}
+source "$(dirname "$0")/env.sh"
 runs=${RUNS:-1000}
-for b in berth berthd berth-hook; do
-  [ -x "$bin/$b" ] || {
-    echo "missing $bin/$b: cargo build --release -p berth-hook -p berthd -p berth-cli" >&2
-    exit 1
-  }
-done
-command -v hyperfine >/dev/null || { echo "install hyperfine (apt-get install -y hyperfine)" >&2; exit 1; }
 
-tmp=$(mktemp -d /tmp/berth-bench.XXXXXX)
-cleanup() {
-  "$bin/berth" daemon stop >/dev/null 2>&1 || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-export HOME=$tmp/home BERTH_DATA_DIR=$tmp/data BERTH_SOCKET=$tmp/run/berthd.sock
-export XDG_STATE_HOME=$tmp/state PATH=$bin:$PATH
-unset BERTH_LOG BERTH_WORKSPACE BERTH_CWD BERTH_EXTRA_HOME BERTH_DAEMON
-mkdir -p "$HOME" "$tmp/run"
-chmod 700 "$tmp/run"
-
-# A real repository, approved for a workspace: the steady state of a session
-# start (the daemon answers from its cache, nothing is written).
+# env.sh approved code/shop for workspace "shop"; this bench runs at its top.
 proj=$tmp/code/shop
-mkdir -p "$proj"
-git -C "$proj" init -q
 cd "$proj"
-berth workspace use shop >/dev/null
 
 # The Claude Code fixture, pointed at this project.
 payload=$tmp/payload.json
