@@ -30,6 +30,10 @@ pub struct EnvCtx {
     pub xdg_state_home: Option<OsString>,
     /// `HOME`
     pub home: Option<OsString>,
+    /// The runtime folder the login manager makes for this user without
+    /// always saying so (`/run/user/<uid>`); probed when `XDG_RUNTIME_DIR`
+    /// is unset. `None` skips it (tests inject a folder of their own).
+    pub login_runtime_dir: Option<PathBuf>,
     /// The real user id of this process.
     pub uid: u32,
 }
@@ -42,6 +46,7 @@ impl EnvCtx {
     /// Reads the process environment.
     pub fn from_process() -> EnvCtx {
         let var = |k: &str| non_empty(std::env::var_os(k));
+        let uid = current_uid();
         EnvCtx {
             berth_socket: var("BERTH_SOCKET"),
             berth_data_dir: var("BERTH_DATA_DIR"),
@@ -49,7 +54,8 @@ impl EnvCtx {
             xdg_data_home: var("XDG_DATA_HOME"),
             xdg_state_home: var("XDG_STATE_HOME"),
             home: var("HOME"),
-            uid: current_uid(),
+            login_runtime_dir: Some(PathBuf::from(format!("/run/user/{uid}"))),
+            uid,
         }
     }
 
@@ -89,23 +95,51 @@ pub enum PathError {
 /// 2. `$XDG_RUNTIME_DIR/berth/berthd.sock`, when that runtime dir is an
 ///    absolute directory owned by us that group and others cannot write, and
 ///    the path fits (the `berth` folder inside is created 0700);
-/// 3. `/tmp/berth-<uid>/berthd.sock`, a per-user folder the daemon creates
+/// 3. only when `XDG_RUNTIME_DIR` is unset: `/run/user/<uid>/berth/berthd.sock`,
+///    when that folder exists, is ours and is 0700 (what the login manager
+///    makes). Clients started with a stripped environment (Codex, the MCP
+///    SDKs) then still meet the daemon a login shell started;
+/// 4. `/tmp/berth-<uid>/berthd.sock`, a per-user folder the daemon creates
 ///    0700 (never `$TMPDIR`, which differs between a shell and a GUI app).
 pub fn socket_path(env: &EnvCtx) -> Result<PathBuf, PathError> {
     if let Some(explicit) = &env.berth_socket {
         let path = PathBuf::from(explicit);
         return check_len(path);
     }
-    if let Some(runtime) = &env.xdg_runtime_dir {
-        let runtime = Path::new(runtime);
-        if runtime.is_absolute() && is_safe_dir_of(runtime, env.uid) {
-            let path = runtime.join("berth").join("berthd.sock");
-            if path.as_os_str().len() <= MAX_SOCKET_PATH {
+    let in_runtime = |runtime: &Path| {
+        let path = runtime.join("berth").join("berthd.sock");
+        (path.as_os_str().len() <= MAX_SOCKET_PATH).then_some(path)
+    };
+    match (&env.xdg_runtime_dir, &env.login_runtime_dir) {
+        (Some(runtime), _) => {
+            let runtime = Path::new(runtime);
+            if runtime.is_absolute()
+                && is_safe_dir_of(runtime, env.uid)
+                && let Some(path) = in_runtime(runtime)
+            {
                 return Ok(path);
             }
         }
+        (None, Some(login)) => {
+            if is_login_runtime_dir(login, env.uid)
+                && let Some(path) = in_runtime(login)
+            {
+                return Ok(path);
+            }
+        }
+        (None, None) => {}
     }
     check_len(PathBuf::from(format!("/tmp/berth-{}/berthd.sock", env.uid)))
+}
+
+/// The login manager's runtime folder: a real directory (no symlink), ours,
+/// mode exactly 0700. Anything else may have been made by someone else.
+fn is_login_runtime_dir(dir: &Path, uid: u32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) => m.is_dir() && m.uid() == uid && m.mode() & 0o7777 == 0o700,
+        Err(_) => false,
+    }
 }
 
 fn check_len(path: PathBuf) -> Result<PathBuf, PathError> {
@@ -309,6 +343,73 @@ mod tests {
             ..e
         };
         assert_eq!(socket_path(&relative).unwrap(), fallback);
+    }
+
+    #[test]
+    fn without_xdg_runtime_dir_the_login_runtime_dir_is_used_when_ours_and_0700() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let login = tmp.path().join("1000");
+        std::fs::create_dir(&login).unwrap();
+        let e = EnvCtx {
+            login_runtime_dir: Some(login.clone()),
+            uid: current_uid(),
+            ..env()
+        };
+        let fallback = PathBuf::from(format!("/tmp/berth-{}/berthd.sock", current_uid()));
+        for (mode, used) in [
+            (0o700, true),
+            (0o755, false),
+            (0o770, false),
+            (0o1700, false),
+        ] {
+            std::fs::set_permissions(&login, std::fs::Permissions::from_mode(mode)).unwrap();
+            let expected = if used {
+                login.join("berth/berthd.sock")
+            } else {
+                fallback.clone()
+            };
+            assert_eq!(socket_path(&e).unwrap(), expected, "mode {mode:o}");
+        }
+        std::fs::set_permissions(&login, std::fs::Permissions::from_mode(0o700)).unwrap();
+        // Another user's folder, a missing one or a symlink is skipped.
+        let other = EnvCtx {
+            uid: current_uid() + 1,
+            ..e.clone()
+        };
+        assert_eq!(
+            socket_path(&other).unwrap(),
+            PathBuf::from(format!("/tmp/berth-{}/berthd.sock", current_uid() + 1))
+        );
+        let missing = EnvCtx {
+            login_runtime_dir: Some(tmp.path().join("missing")),
+            ..e.clone()
+        };
+        assert_eq!(socket_path(&missing).unwrap(), fallback);
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&login, &link).unwrap();
+        let linked = EnvCtx {
+            login_runtime_dir: Some(link),
+            ..e.clone()
+        };
+        assert_eq!(socket_path(&linked).unwrap(), fallback);
+    }
+
+    #[test]
+    fn a_set_xdg_runtime_dir_decides_and_the_login_runtime_dir_is_not_probed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let login = tmp.path().join("login");
+        std::fs::create_dir(&login).unwrap();
+        let e = EnvCtx {
+            xdg_runtime_dir: Some("/nonexistent/run".into()),
+            login_runtime_dir: Some(login),
+            uid: current_uid(),
+            ..env()
+        };
+        assert_eq!(
+            socket_path(&e).unwrap(),
+            PathBuf::from(format!("/tmp/berth-{}/berthd.sock", current_uid()))
+        );
     }
 
     #[test]
