@@ -1,6 +1,6 @@
 //! Logging through `tracing`: a file in the state folder, filtered by
 //! `BERTH_LOG`, else `RUST_LOG` (default `info`), plus stderr in the
-//! foreground.
+//! foreground. The folder is 0700 and the file 0600.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -14,12 +14,8 @@ pub fn init(state_dir: &Path, foreground: bool) -> std::io::Result<()> {
     let filter = EnvFilter::try_from_env("BERTH_LOG")
         .or_else(|_| EnvFilter::try_from_default_env())
         .unwrap_or_else(|_| EnvFilter::new("info"));
-    let opened = std::fs::create_dir_all(state_dir).and_then(|()| {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(state_dir.join("berthd.log"))
-    });
+    // 0700 folder, 0600 file: the log names the user's folders and workspaces.
+    let opened = berth_proto::logfile::open_private(state_dir, "berthd.log");
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false);

@@ -16,14 +16,10 @@ pub const LOG_FILE: &str = "berth-hook.log";
 /// error a hook may report: it then logs to stderr under `BERTH_LOG` only.
 pub fn init(env: &EnvCtx) {
     let debug = std::env::var_os("BERTH_LOG").filter(|v| !v.is_empty());
-    let file = paths::state_dir(env).ok().and_then(|dir| {
-        std::fs::create_dir_all(&dir).ok()?;
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join(LOG_FILE))
-            .ok()
-    });
+    // Private like the daemon's: 0700 folder, 0600 file.
+    let file = paths::state_dir(env)
+        .ok()
+        .and_then(|dir| berth_proto::logfile::open_private(&dir, LOG_FILE).ok());
     let builder = tracing_subscriber::fmt().with_ansi(false);
     // The plain level filter skips parsing a filter on every session start.
     let _ = match (file, debug) {

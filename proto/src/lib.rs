@@ -8,6 +8,7 @@
 //!   compare versions.
 //! - [`codes`]: stable machine codes carried across the RPC boundary.
 //! - [`text`]: wording shared by the daemon's and the clients' messages.
+//! - [`logfile`]: log files only their user may read.
 //! - `entry` (Unix): the lean process start of the hot-path clients.
 //!
 //! ```no_run
@@ -24,6 +25,7 @@ pub mod client;
 pub mod codes;
 #[cfg(unix)]
 pub mod entry;
+pub mod logfile;
 pub mod paths;
 pub mod spawn;
 pub mod text;

@@ -51,6 +51,9 @@ mod versions;
 // Hostile input through every entry point: clear errors, no hangs, nothing outside touched.
 #[path = "e2e/hostile.rs"]
 mod hostile;
+// Log files only their user may read (SPEC §11).
+#[path = "e2e/logs.rs"]
+mod logs;
 
 /// Every file in `tests/e2e/` is compiled: a file without a `mod` line above
 /// would silently never run (jj's `test_no_forgotten_test_files`).
