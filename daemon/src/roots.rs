@@ -21,20 +21,27 @@ impl Device {
         path: &str,
         allow_overlap: bool,
     ) -> Result<(PathBuf, bool), BerthError> {
-        let reg = self.registry();
-        if !reg.exists(workspace) {
+        if !self.registry().exists(workspace) {
             return Err(self.unknown_workspace(workspace));
         }
         let dir = canonical_dir(&caller.absolute(path))?;
         self.check_root_place(&dir, caller.extra_home.as_deref())?;
-        if !allow_overlap {
-            refuse_overlap(
-                &reg.overlapping_roots(&dir, workspace),
-                &dir,
-                "repeat with --allow-overlap",
-            )?;
-        }
-        let added = self.store.add_root(workspace, &dir)?;
+        // Decided inside the write: two workspaces' nested roots approved at
+        // once must not both pass a check made before either was written.
+        let added = self.store.write(|w| {
+            let reg = w.registry();
+            if !reg.exists(workspace) {
+                return Err(self.unknown_workspace(workspace));
+            }
+            if !allow_overlap {
+                refuse_overlap(
+                    &reg.overlapping_roots(&dir, workspace),
+                    &dir,
+                    "repeat with --allow-overlap",
+                )?;
+            }
+            Ok(w.add_root(workspace, &dir)?)
+        })?;
         self.refresh()?;
         tracing::info!(workspace, root = ?dir, added, "approved root");
         Ok((dir, added))

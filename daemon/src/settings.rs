@@ -32,13 +32,9 @@ impl Device {
     /// Sets a setting after validating its value.
     pub fn set_setting(&self, key: &str, value: &str) -> Result<(), BerthError> {
         check_key(key)?;
+        let names_workspace = key == "workspace.unassigned";
         let ok = match key {
-            "workspace.unassigned" => {
-                if !self.registry().exists(value) {
-                    return Err(self.unknown_workspace(value));
-                }
-                true
-            }
+            "workspace.unassigned" => true,
             "scratch.keep_hours" => value.parse::<u32>().is_ok(),
             "cache.max_entries" | "cache.max_watches" => value.parse::<usize>().is_ok(),
             "hooks.stop_timeout_secs" => value.parse::<u32>().is_ok_and(|v| v >= 1),
@@ -50,7 +46,14 @@ impl Device {
                 "{value:?} is not a valid {key}: expected {what}"
             )));
         }
-        self.store.set_setting(key, value)?;
+        // Decided inside the write: a delete of that workspace at the same
+        // moment must not leave the setting naming it.
+        self.store.write(|w| {
+            if names_workspace && !w.registry().exists(value) {
+                return Err(self.unknown_workspace(value));
+            }
+            Ok(w.set_setting(key, value)?)
+        })?;
         self.refresh()?;
         tracing::info!(key, value, "setting changed");
         Ok(())

@@ -2,7 +2,9 @@
 //! device's active workspace, in SQLite.
 //!
 //! One connection, behind a mutex: a per-user daemon writes rarely, and one
-//! writer keeps every write serial. Writes use `synchronous=FULL` in WAL mode,
+//! writer keeps every write serial. A registry rule that spans rows (roots
+//! that overlap, one home per folder, unique names, an active workspace that
+//! exists) is decided inside the write it guards, through [`Store::write`]. Writes use `synchronous=FULL` in WAL mode,
 //! so a write that was answered survives a crash of the daemon or the machine.
 //! A database that is not berth's, is damaged or is newer than this build is
 //! reported and left exactly as it was: it is checked read-only before
@@ -11,7 +13,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use rusqlite::{
+    Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
+};
 
 use crate::registry::{Home, Registry, Root, WorkspaceEntry};
 
@@ -205,6 +209,28 @@ impl Store {
         f(&mut conn)
     }
 
+    /// Runs `decide` in one write transaction (`BEGIN IMMEDIATE`) and commits
+    /// what it wrote when it returns `Ok`; an `Err` writes nothing.
+    ///
+    /// `decide` sees the registry as it stands inside the transaction, not a
+    /// snapshot taken before it: two requests that each pass a check against
+    /// an older snapshot could both write what only one of them may (two
+    /// workspaces' nested roots approved at once).
+    pub fn write<T, E: From<StoreError>>(
+        &self,
+        decide: impl FnOnce(&Write<'_>) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(StoreError::from)?;
+        let registry = read_registry(&tx)?;
+        let write = Write { tx, registry };
+        let out = decide(&write)?;
+        write.tx.commit().map_err(StoreError::from)?;
+        Ok(out)
+    }
+
     /// Reads the whole registry.
     pub fn snapshot(&self) -> Result<Registry, StoreError> {
         self.with(|c| read_registry(c))
@@ -220,11 +246,7 @@ impl Store {
     pub fn delete_workspace(&self, name: &str) -> Result<bool, StoreError> {
         self.with(|c| {
             let tx = c.transaction()?;
-            let reset = tx.execute(
-                "DELETE FROM settings WHERE key = 'workspace.unassigned' AND value = ?1",
-                [name],
-            )? > 0;
-            tx.execute("DELETE FROM workspaces WHERE name = ?1", [name])?;
+            let reset = remove_workspace(&tx, name)?;
             tx.commit()?;
             Ok(reset)
         })
@@ -232,39 +254,12 @@ impl Store {
 
     /// Makes `name` the active workspace.
     pub fn set_active(&self, name: &str) -> Result<(), StoreError> {
-        self.with(|c| {
-            c.execute(
-                "INSERT INTO device (key, value) VALUES ('active', ?1)
-                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                [name],
-            )?;
-            Ok(())
-        })
+        self.with(|c| update_active(c, name))
     }
 
     /// Approves `path` as a root of `workspace`; `false` if it already was.
     pub fn add_root(&self, workspace: &str, path: &Path) -> Result<bool, StoreError> {
         self.with(|c| insert_root(c, workspace, path))
-    }
-
-    /// Creates the workspace when `create` is given, then adds the root when
-    /// `root` is given, in one transaction (for `workspace use`).
-    pub fn create_and_approve(
-        &self,
-        create: Option<&str>,
-        root: Option<(&str, &Path)>,
-    ) -> Result<(), StoreError> {
-        self.with(|c| {
-            let tx = c.transaction()?;
-            if let Some(name) = create {
-                insert_workspace(&tx, name, &Home::Managed)?;
-            }
-            if let Some((ws, path)) = root {
-                insert_root(&tx, ws, path)?;
-            }
-            tx.commit()?;
-            Ok(())
-        })
     }
 
     /// Removes a root; `false` if there was no such root.
@@ -291,14 +286,7 @@ impl Store {
 
     /// Sets a setting.
     pub fn set_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
-        self.with(|c| {
-            c.execute(
-                "INSERT INTO settings (key, value) VALUES (?1, ?2)
-                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                [key, value],
-            )?;
-            Ok(())
-        })
+        self.with(|c| upsert_setting(c, key, value))
     }
 
     /// Unsets a setting; `false` if it was not set.
@@ -454,6 +442,47 @@ impl Store {
     }
 }
 
+/// A write transaction of [`Store::write`]: the registry inside it, and the
+/// registry writes whose rules span rows.
+pub struct Write<'c> {
+    tx: Transaction<'c>,
+    registry: Registry,
+}
+
+impl Write<'_> {
+    /// The registry as this transaction sees it; no other write can change
+    /// it before this one commits.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Adds a workspace.
+    pub fn create_workspace(&self, name: &str, home: &Home) -> Result<(), StoreError> {
+        insert_workspace(&self.tx, name, home)
+    }
+
+    /// Deletes a workspace with its roots, and the `workspace.unassigned`
+    /// setting when it names it. Returns whether the setting was reset.
+    pub fn delete_workspace(&self, name: &str) -> Result<bool, StoreError> {
+        remove_workspace(&self.tx, name)
+    }
+
+    /// Makes `name` the active workspace.
+    pub fn set_active(&self, name: &str) -> Result<(), StoreError> {
+        update_active(&self.tx, name)
+    }
+
+    /// Approves `path` as a root of `workspace`; `false` if it already was.
+    pub fn add_root(&self, workspace: &str, path: &Path) -> Result<bool, StoreError> {
+        insert_root(&self.tx, workspace, path)
+    }
+
+    /// Sets a setting.
+    pub fn set_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        upsert_setting(&self.tx, key, value)
+    }
+}
+
 /// Checks a database read-only, so a damaged or foreign file is never
 /// modified: not even its header or a WAL is written.
 fn check_readonly(path: &Path) -> Result<(), StoreError> {
@@ -543,6 +572,33 @@ fn insert_root(c: &Connection, workspace: &str, path: &Path) -> Result<bool, Sto
         )
         .map_err(|e| constraint(e, || format!("no workspace {workspace:?}")))?;
     Ok(n > 0)
+}
+
+fn remove_workspace(c: &Connection, name: &str) -> Result<bool, StoreError> {
+    let reset = c.execute(
+        "DELETE FROM settings WHERE key = 'workspace.unassigned' AND value = ?1",
+        [name],
+    )? > 0;
+    c.execute("DELETE FROM workspaces WHERE name = ?1", [name])?;
+    Ok(reset)
+}
+
+fn update_active(c: &Connection, name: &str) -> Result<(), StoreError> {
+    c.execute(
+        "INSERT INTO device (key, value) VALUES ('active', ?1)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        [name],
+    )?;
+    Ok(())
+}
+
+fn upsert_setting(c: &Connection, key: &str, value: &str) -> Result<(), StoreError> {
+    c.execute(
+        "INSERT INTO settings (key, value) VALUES (?1, ?2)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        [key, value],
+    )?;
+    Ok(())
 }
 
 fn read_registry(c: &Connection) -> Result<Registry, StoreError> {
@@ -652,6 +708,28 @@ mod tests {
         let reg = store.snapshot().unwrap();
         assert!(reg.roots.is_empty());
         assert_eq!(reg.unassigned, None);
+    }
+
+    #[test]
+    fn a_write_that_refuses_writes_nothing_and_one_that_decides_sees_its_own_rows() {
+        let (_d, store) = fresh();
+        let refused: Result<(), StoreError> = store.write(|w| {
+            w.create_workspace("w", &Home::Managed)?;
+            assert!(w.registry().exists("default"));
+            Err(StoreError::Constraint("refused after a write".into()))
+        });
+        assert!(refused.is_err());
+        assert!(!store.snapshot().unwrap().exists("w"));
+        store
+            .write(|w| {
+                assert!(!w.registry().exists("w"));
+                w.create_workspace("w", &Home::Managed)?;
+                w.add_root("w", Path::new("/p"))
+            })
+            .unwrap();
+        let reg = store.snapshot().unwrap();
+        assert!(reg.exists("w"));
+        assert_eq!(reg.roots_of("w").count(), 1);
     }
 
     #[test]

@@ -5,14 +5,14 @@
 //! project file happen together or not at all: every refusal is decided
 //! before anything is written.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::caller::Caller;
 use crate::device::Device;
 use crate::error::BerthError;
 use crate::names::check_workspace_name;
 use crate::project_file::{PROJECT_DIR, project_file_path};
-use crate::registry::Home;
+use crate::registry::{Home, Registry};
 use crate::resolve::{Answer, Mode, summarize_walk};
 use crate::roots::refuse_overlap;
 
@@ -62,19 +62,26 @@ impl Device {
                 }));
         }
         let summary = summarize_walk(&gathered.walk, &reg);
-        let exists = reg.exists(name);
         let folder = match (summary.project, mode) {
             (Some(project), _) => project,
             (None, Mode::Cli) => gathered.directory.clone(),
             (None, Mode::Agent) => {
-                if !exists {
-                    self.store.create_workspace(name, &Home::Managed)?;
+                // Decided inside the write: a concurrent `use` of the same new
+                // name has created it already, which is fine.
+                let created = self.store.write(|w| {
+                    let create = !w.registry().exists(name);
+                    if create {
+                        w.create_workspace(name, &Home::Managed)?;
+                    }
+                    Ok::<_, BerthError>(create)
+                })?;
+                if created {
                     self.refresh()?;
                 }
                 let answer = self.resolve(caller, "", None, mode)?;
                 return Ok(UseOutcome {
                     folder: None,
-                    created: !exists,
+                    created,
                     root_added: false,
                     project_file: None,
                     notes: vec![format!(
@@ -85,16 +92,9 @@ impl Device {
             }
         };
         self.check_root_place(&folder, caller.extra_home.as_deref())?;
-        let covered = exists && reg.root_of_workspace_contains(name, &folder);
-        if !covered && !allow_overlap {
-            let confirm = match mode {
-                Mode::Cli => "repeat with --allow-overlap",
-                Mode::Agent => {
-                    "ask the user, then call use_workspace again with allow_overlap: true"
-                }
-            };
-            refuse_overlap(&reg.overlapping_roots(&folder, name), &folder, confirm)?;
-        }
+        // Refused here, before the file is touched; decided again inside the
+        // write below, where no other write can slip in between.
+        plan(&reg, name, &folder, allow_overlap, mode)?;
 
         // The file first: if the registry write then fails, the file is put
         // back as it was, and an unapproved file only proposes anyway.
@@ -102,21 +102,32 @@ impl Device {
         let previous = read_existing(&file)?;
         let mut notes = Vec::new();
         let wrote = write_project_file(&file, previous.as_deref(), name, &mut notes)?;
-        let create = (!exists).then_some(name);
-        let root = (!covered).then_some((name, folder.as_path()));
-        if let Err(e) = self.store.create_and_approve(create, root) {
-            if wrote {
-                restore(&file, previous.as_deref());
+        let written = self.store.write(|w| {
+            let plan = plan(w.registry(), name, &folder, allow_overlap, mode)?;
+            if plan.create {
+                w.create_workspace(name, &Home::Managed)?;
             }
-            return Err(e.into());
-        }
+            if plan.add_root {
+                w.add_root(name, &folder)?;
+            }
+            Ok::<_, BerthError>(plan)
+        });
+        let Plan { create, add_root } = match written {
+            Ok(plan) => plan,
+            Err(e) => {
+                if wrote {
+                    restore(&file, previous.as_deref());
+                }
+                return Err(e);
+            }
+        };
         self.refresh()?;
         self.invalidate(&folder);
         tracing::info!(
             workspace = name,
             ?folder,
-            created = !exists,
-            root_added = !covered,
+            created = create,
+            root_added = add_root,
             "used workspace"
         );
         if wrote {
@@ -128,8 +139,8 @@ impl Device {
         let answer = self.resolve(caller, "", None, mode)?;
         Ok(UseOutcome {
             folder: Some(folder),
-            created: !exists,
-            root_added: !covered,
+            created: create,
+            root_added: add_root,
             project_file: wrote.then_some(file),
             notes,
             answer,
@@ -141,6 +152,38 @@ impl Device {
     pub(crate) fn invalidate(&self, dir: &std::path::Path) {
         self.fs.invalidate(dir);
     }
+}
+
+/// What `use` writes to the registry for a project folder.
+struct Plan {
+    /// The workspace is new.
+    create: bool,
+    /// No root of the workspace contains the folder yet.
+    add_root: bool,
+}
+
+/// Decides the registry writes of `use` on `reg`, refusing a folder that
+/// overlaps other workspaces' roots unless `allow_overlap`.
+fn plan(
+    reg: &Registry,
+    name: &str,
+    folder: &Path,
+    allow_overlap: bool,
+    mode: Mode,
+) -> Result<Plan, BerthError> {
+    let create = !reg.exists(name);
+    let covered = !create && reg.root_of_workspace_contains(name, folder);
+    if !covered && !allow_overlap {
+        let confirm = match mode {
+            Mode::Cli => "repeat with --allow-overlap",
+            Mode::Agent => "ask the user, then call use_workspace again with allow_overlap: true",
+        };
+        refuse_overlap(&reg.overlapping_roots(folder, name), folder, confirm)?;
+    }
+    Ok(Plan {
+        create,
+        add_root: !covered,
+    })
 }
 
 /// Writes `{"workspace": name}` into the project file, keeping any other

@@ -75,34 +75,28 @@ impl Device {
         home: Option<&str>,
     ) -> Result<WorkspaceView, BerthError> {
         check_workspace_name(name).map_err(|e| BerthError::invalid(e.to_string()))?;
-        if self.registry().exists(name) {
-            return Err(BerthError::refused(format!(
-                "workspace {name:?} already exists; see it with `berth workspace show {name}`"
-            )));
-        }
+        let refuse_taken = |reg: &Registry| {
+            if reg.exists(name) {
+                return Err(BerthError::refused(format!(
+                    "workspace {name:?} already exists; see it with `berth workspace show {name}`"
+                )));
+            }
+            Ok(())
+        };
+        refuse_taken(&self.registry())?;
         let home = match home {
             None => Home::Managed,
-            Some(typed) => {
-                let path =
-                    crate::homes::check_local_home(std::path::Path::new(typed), &self.guard_ctx())?;
-                // Two workspaces in one folder would mix their files: one is never told apart.
-                let reg = self.registry();
-                if let Some(other) = reg
-                    .workspaces
-                    .values()
-                    .find(|e| matches!(&e.home, Home::Local(p) if *p == path))
-                {
-                    return Err(BerthError::refused(format!(
-                        "{} is already the home of workspace {:?}; two workspaces in one folder would mix their files. Choose another folder, or use {:?}",
-                        path.display(),
-                        other.name,
-                        other.name
-                    )));
-                }
-                Home::Local(path)
-            }
+            Some(typed) => Home::Local(crate::homes::check_local_home(
+                std::path::Path::new(typed),
+                &self.guard_ctx(),
+            )?),
         };
-        self.store.create_workspace(name, &home)?;
+        // Decided inside the write, so two creates at once cannot both pass.
+        self.store.write(|w| {
+            refuse_taken(w.registry())?;
+            refuse_shared_home(w.registry(), &home)?;
+            Ok::<_, BerthError>(w.create_workspace(name, &home)?)
+        })?;
         let reg = self.refresh()?;
         tracing::info!(workspace = name, ?home, "created workspace");
         self.view(&reg, name)
@@ -116,14 +110,23 @@ impl Device {
         let Some(entry) = reg.workspaces.get(name) else {
             return Err(self.unknown_workspace(name));
         };
-        if reg.active == name {
-            return Err(BerthError::refused(format!(
-                "workspace {name:?} is the active workspace; switch to another first (`berth workspace switch <name>`)"
-            )));
-        }
         let home = crate::homes::home_of(entry, &self.data_dir, &self.guard_ctx()).ok();
         let mut out = Deleted::default();
-        if self.store.delete_workspace(name)? {
+        // Decided inside the write: a `switch` to it at the same moment must
+        // not leave the device's active workspace deleted.
+        let reset = self.store.write(|w| {
+            let reg = w.registry();
+            if !reg.exists(name) {
+                return Err(self.unknown_workspace(name));
+            }
+            if reg.active == name {
+                return Err(BerthError::refused(format!(
+                    "workspace {name:?} is the active workspace; switch to another first (`berth workspace switch <name>`)"
+                )));
+            }
+            Ok(w.delete_workspace(name)?)
+        })?;
+        if reset {
             out.notes
                 .push(format!("workspace.unassigned named {name:?} and was unset"));
         }
@@ -159,12 +162,34 @@ impl Device {
 
     /// Makes `name` the device's active workspace.
     pub fn switch_workspace(&self, name: &str) -> Result<WorkspaceView, BerthError> {
-        if !self.registry().exists(name) {
-            return Err(self.unknown_workspace(name));
-        }
-        self.store.set_active(name)?;
+        self.store.write(|w| {
+            if !w.registry().exists(name) {
+                return Err(self.unknown_workspace(name));
+            }
+            Ok(w.set_active(name)?)
+        })?;
         let reg = self.refresh()?;
         tracing::info!(workspace = name, "switched the active workspace");
         self.view(&reg, name)
+    }
+}
+
+/// Two workspaces in one folder would mix their files: one is never told apart.
+fn refuse_shared_home(reg: &Registry, home: &Home) -> Result<(), BerthError> {
+    let Home::Local(path) = home else {
+        return Ok(());
+    };
+    match reg
+        .workspaces
+        .values()
+        .find(|e| matches!(&e.home, Home::Local(p) if p == path))
+    {
+        Some(other) => Err(BerthError::refused(format!(
+            "{} is already the home of workspace {:?}; two workspaces in one folder would mix their files. Choose another folder, or use {:?}",
+            path.display(),
+            other.name,
+            other.name
+        ))),
+        None => Ok(()),
     }
 }

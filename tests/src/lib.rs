@@ -16,6 +16,7 @@
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -429,6 +430,45 @@ pub fn signal(pid: u32, sig: i32) {
     unsafe { libc::kill(pid as i32, sig) };
 }
 
+/// Sends SIGKILL to `pid` and waits until the whole process has exited, at
+/// most `timeout`; returns whether it did (or was gone already).
+///
+/// `kill(2)` only queues the signal: until every thread of the process is
+/// torn down, its listening socket still accepts connections, and a client
+/// that dials then loses its daemon before any answer. A pidfd becomes
+/// readable only once the whole thread group has exited (its descriptors
+/// closed), which `/proc/<pid>/stat` cannot tell: a multi-threaded process
+/// shows as a zombie while its other threads still hold its files.
+pub fn kill_and_wait(pid: u32, timeout: Duration) -> bool {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor
+    // or -1; nothing else is touched.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    if fd < 0 {
+        return true;
+    }
+    // SAFETY: the descriptor was just opened and is owned here alone.
+    let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) };
+    // Signalled through the pidfd, so a recycled pid is never hit.
+    // SAFETY: pidfd_send_signal on a descriptor we own, no siginfo.
+    unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            fd.as_raw_fd(),
+            libc::SIGKILL,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        )
+    };
+    let mut pfd = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let millis = timeout.as_millis().min(i32::MAX as u128) as i32;
+    // SAFETY: one valid pollfd for the call's duration.
+    unsafe { libc::poll(&mut pfd, 1, millis) == 1 }
+}
+
 /// Whether `pid` is a berthd that has not exited (zombies do not count:
 /// nobody may reap a detached daemon in a container).
 pub fn is_live_berthd(pid: u32) -> bool {
@@ -457,7 +497,6 @@ pub fn is_stopped(pid: u32) -> bool {
 
 /// Whether some process holds the flock on `path`.
 fn lock_held(path: &Path) -> bool {
-    use std::os::fd::AsRawFd;
     let Ok(file) = std::fs::File::open(path) else {
         return false;
     };

@@ -48,6 +48,9 @@ mod stampede;
 // Version skew between clients and the daemon (SPEC §11).
 #[path = "e2e/versions.rs"]
 mod versions;
+// Rules that span registry rows hold under concurrent writers.
+#[path = "e2e/races.rs"]
+mod races;
 // Hostile input through every entry point: clear errors, no hangs, nothing outside touched.
 #[path = "e2e/hostile.rs"]
 mod hostile;

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use berth_tests::{TestEnv, names, signal};
+use berth_tests::{TestEnv, kill_and_wait, names};
 use serde_json::{Value, json};
 
 /// splitmix64: a seeded schedule without a dependency.
@@ -334,10 +334,20 @@ fn every_answered_write_survives_kill_9_at_random_moments() {
         let (env, done, kills) = (env.clone(), done.clone(), kills.clone());
         let mut rng = Rng(seed ^ 0xdead_beef);
         std::thread::spawn(move || {
-            while !done.load(Ordering::Relaxed) {
+            loop {
                 std::thread::sleep(Duration::from_millis(20 + rng.below(180)));
+                // Checked after the pause: a kill once the writes ended would
+                // hit the final checks, which no kill may touch.
+                if done.load(Ordering::SeqCst) {
+                    break;
+                }
                 for pid in env.daemon_pids() {
-                    signal(pid, libc::SIGKILL);
+                    // Waits until the daemon is wholly gone, so once this thread
+                    // has joined no killed daemon is still accepting connections.
+                    assert!(
+                        kill_and_wait(pid, Duration::from_secs(10)),
+                        "berthd {pid} outlived SIGKILL by 10 s"
+                    );
                     kills.fetch_add(1, Ordering::Relaxed);
                 }
             }
@@ -359,7 +369,7 @@ fn every_answered_write_survives_kill_9_at_random_moments() {
             kills.load(Ordering::Relaxed)
         );
     }
-    done.store(true, Ordering::Relaxed);
+    done.store(true, Ordering::SeqCst);
     killer.join().unwrap();
     let kills = kills.load(Ordering::Relaxed);
 
