@@ -48,6 +48,9 @@ mod stampede;
 // Version skew between clients and the daemon (SPEC §11).
 #[path = "e2e/versions.rs"]
 mod versions;
+// Another user's fake daemon where a client looks: refused before a byte is sent.
+#[path = "e2e/impostor.rs"]
+mod impostor;
 // Hostile input through every entry point: clear errors, no hangs, nothing outside touched.
 #[path = "e2e/hostile.rs"]
 mod hostile;
