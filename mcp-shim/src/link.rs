@@ -49,12 +49,18 @@ pub enum NotRegistered {
     Unreachable(String),
     /// The daemon answered, and refused or failed the registration.
     Refused(String),
+    /// What listens on the socket is not this user's daemon: nothing was
+    /// sent to it, and nothing will be.
+    Untrusted(String),
 }
 
 impl NotRegistered {
     /// Sorts a registration error: every error the daemon makes carries a
     /// berth code; one without is the transport's.
     pub fn of(e: &ClientError) -> NotRegistered {
+        if let ClientError::Untrusted(_) = e {
+            return NotRegistered::Untrusted(e.to_string());
+        }
         match e.code() {
             Some(_) => NotRegistered::Refused(e.to_string()),
             None => NotRegistered::Unreachable(e.to_string()),

@@ -47,6 +47,9 @@ fn instructions(from_daemon: Option<String>, failure: Option<NotRegistered>) -> 
         Some(NotRegistered::Refused(e)) => format!(
             "berth could not register this session when it started: {e}. Call device_context to retry."
         ),
+        Some(NotRegistered::Untrusted(e)) => format!(
+            "berth did not use the daemon on its socket and sent it nothing: {e}. Tell the user; berth's tools work again once they have fixed it (call device_context to retry)."
+        ),
         None => "This session is not registered with berth yet; call device_context.".to_string(),
     };
     format!("{OWN_INSTRUCTIONS_START} {why} {OWN_INSTRUCTIONS_END}")
@@ -372,5 +375,18 @@ mod tests {
         );
         assert!(text.contains("device_context"), "{text}");
         assert!(text.contains("<workspace>/<path>"), "{text}");
+    }
+
+    #[test]
+    fn an_untrusted_daemon_is_quoted_and_said_to_have_been_sent_nothing() {
+        let untrusted = ClientError::Untrusted(berth_proto::verify::Untrusted {
+            socket: "/tmp/berth-0/berthd.sock".into(),
+            problem: "its folder \"/tmp/berth-0\" belongs to uid 65534, not to you (uid 0)".into(),
+            next: "Remove it".into(),
+        });
+        let text = instructions(None, Some(NotRegistered::of(&untrusted)));
+        assert!(!text.contains("could not be reached"), "{text}");
+        assert!(text.contains("sent it nothing"), "{text}");
+        assert!(text.contains("belongs to uid 65534"), "{text}");
     }
 }

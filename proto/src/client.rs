@@ -19,6 +19,7 @@ use crate::paths::{self, EnvCtx, PathError};
 use crate::pb::berth_client::BerthClient;
 use crate::spawn::{self, Readiness};
 use crate::transport::LocalStream;
+use crate::verify::{self, DialError, Untrusted};
 use crate::{CLIENT_VERSION_HEADER, PROTOCOL, VERSION};
 
 /// How long a daemon may take to become ready after it was spawned.
@@ -119,6 +120,9 @@ pub enum ClientError {
         /// What the transport said.
         detail: String,
     },
+    /// What listens on the socket is not this user's daemon; nothing was sent.
+    #[error(transparent)]
+    Untrusted(#[from] Untrusted),
     /// The daemon refused or failed the request; its message says why.
     #[error("{}", .0.message())]
     Rpc(tonic::Status),
@@ -147,10 +151,12 @@ impl Connection {
     /// Connects, starting the daemon when nobody answers.
     pub async fn open(env: &EnvCtx) -> Result<Connection, ClientError> {
         let socket = paths::socket_path(env)?;
-        let stream = match LocalStream::dial(&socket).await {
+        // A folder of another user is refused here, before anything is
+        // started in it.
+        let stream = match verify::dial(&socket, env.uid).await {
             Ok(s) => s,
-            Err(e) if is_absent(&e) => start_and_dial(&socket).await?,
-            Err(source) => return Err(ClientError::Unreachable { socket, source }),
+            Err(DialError::Absent(_)) => start_and_dial(&socket, env.uid).await?,
+            Err(e) => return Err(dial_failed(&socket, e)),
         };
         Connection::over(stream, socket, env.clone()).await
     }
@@ -158,10 +164,10 @@ impl Connection {
     /// Connects to a running daemon; `Ok(None)` when none runs.
     pub async fn open_existing(env: &EnvCtx) -> Result<Option<Connection>, ClientError> {
         let socket = paths::socket_path(env)?;
-        match LocalStream::dial(&socket).await {
+        match verify::dial(&socket, env.uid).await {
             Ok(s) => Connection::over(s, socket, env.clone()).await.map(Some),
-            Err(e) if is_absent(&e) => Ok(None),
-            Err(source) => Err(ClientError::Unreachable { socket, source }),
+            Err(DialError::Absent(_)) => Ok(None),
+            Err(e) => Err(dial_failed(&socket, e)),
         }
     }
 
@@ -170,16 +176,20 @@ impl Connection {
         socket: PathBuf,
         env: EnvCtx,
     ) -> Result<Connection, ClientError> {
-        // The first stream is the one just dialled; later reconnects dial anew.
+        // The first stream is the one just dialled; later reconnects dial
+        // anew and are verified just the same.
         let first = Arc::new(Mutex::new(Some(first)));
         let path = socket.clone();
+        let uid = env.uid;
         let connector = tower::service_fn(move |_: Uri| {
             let first = first.lock().expect("connector lock").take();
             let path = path.clone();
             async move {
                 let stream = match first {
                     Some(s) => s,
-                    None => LocalStream::dial(&path).await?,
+                    None => verify::dial(&path, uid)
+                        .await
+                        .map_err(|e| io::Error::other(dial_failed(&path, e)))?,
                 };
                 Ok::<_, io::Error>(TokioIo::new(stream))
             }
@@ -288,11 +298,15 @@ pub fn classify(socket: &Path, status: tonic::Status) -> ClientError {
     }
 }
 
-fn is_absent(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused
-    )
+/// A failed verified dial as the client's error.
+fn dial_failed(socket: &Path, e: DialError) -> ClientError {
+    match e {
+        DialError::Untrusted(u) => ClientError::Untrusted(u),
+        DialError::Absent(source) | DialError::Io(source) => ClientError::Unreachable {
+            socket: socket.to_path_buf(),
+            source,
+        },
+    }
 }
 
 fn wedged(socket: &Path) -> ClientError {
@@ -340,7 +354,7 @@ pub async fn wait_for_release(socket: &Path, timeout: Duration) -> bool {
     true
 }
 
-async fn start_and_dial(socket: &Path) -> Result<LocalStream, ClientError> {
+async fn start_and_dial(socket: &Path, uid: u32) -> Result<LocalStream, ClientError> {
     let exe =
         spawn::find_daemon(std::env::var_os("BERTH_DAEMON")).ok_or(ClientError::DaemonNotFound)?;
     let deadline = Instant::now() + START_TIMEOUT;
@@ -351,19 +365,18 @@ async fn start_and_dial(socket: &Path) -> Result<LocalStream, ClientError> {
         let said = spawn_blocking_detached(&exe).await?;
         match said {
             Readiness::Ready => {
-                return LocalStream::dial(socket).await.map_err(|source| {
-                    ClientError::Unreachable {
-                        socket: socket.to_path_buf(),
-                        source,
-                    }
-                });
+                return verify::dial(socket, uid)
+                    .await
+                    .map_err(|e| dial_failed(socket, e));
             }
             Readiness::Failed(why) => return Err(ClientError::DaemonFailed(why)),
             // Another client's daemon won the race; it appears shortly.
-            Readiness::Busy | Readiness::Silent => match wait_for_holder(socket, deadline).await? {
-                Some(stream) => return Ok(stream),
-                None => continue,
-            },
+            Readiness::Busy | Readiness::Silent => {
+                match wait_for_holder(socket, uid, deadline).await? {
+                    Some(stream) => return Ok(stream),
+                    None => continue,
+                }
+            }
         }
     }
     Err(not_ready(socket))
@@ -390,25 +403,22 @@ async fn spawn_blocking_detached(exe: &Path) -> Result<Readiness, ClientError> {
 /// daemon.
 async fn wait_for_holder(
     socket: &Path,
+    uid: u32,
     deadline: Instant,
 ) -> Result<Option<LocalStream>, ClientError> {
     let mut pause = Duration::from_millis(1);
     loop {
-        match LocalStream::dial(socket).await {
+        match verify::dial(socket, uid).await {
             Ok(s) => return Ok(Some(s)),
-            Err(e) if is_absent(&e) => {}
-            Err(source) => {
-                return Err(ClientError::Unreachable {
-                    socket: socket.to_path_buf(),
-                    source,
-                });
-            }
+            Err(DialError::Absent(_)) => {}
+            Err(e) => return Err(dial_failed(socket, e)),
         }
         if !lock_is_held(socket) {
             // The holder went away between its `busy` and now; one more dial
             // covers a daemon that bound its socket just before releasing.
-            return match LocalStream::dial(socket).await {
+            return match verify::dial(socket, uid).await {
                 Ok(s) => Ok(Some(s)),
+                Err(DialError::Untrusted(u)) => Err(ClientError::Untrusted(u)),
                 Err(_) => Ok(None),
             };
         }

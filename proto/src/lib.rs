@@ -6,6 +6,8 @@
 //! - [`transport`]: the local-socket stream both ends speak gRPC over.
 //! - [`client`]: connect, start the daemon when it is not running, and
 //!   compare versions.
+//! - [`verify`]: is the daemon behind a socket this user's? Checked on
+//!   every dial, before anything is sent.
 //! - [`codes`]: stable machine codes carried across the RPC boundary.
 //! - [`text`]: wording shared by the daemon's and the clients' messages.
 //! - [`logfile`]: log files only their user may read.
@@ -30,6 +32,7 @@ pub mod paths;
 pub mod spawn;
 pub mod text;
 pub mod transport;
+pub mod verify;
 
 /// Generated protocol types (package `berth.v1`).
 #[allow(missing_docs, clippy::all)]

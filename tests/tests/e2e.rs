@@ -51,6 +51,9 @@ mod versions;
 // Rules that span registry rows hold under concurrent writers.
 #[path = "e2e/races.rs"]
 mod races;
+// Another user's fake daemon where a client looks: refused before a byte is sent.
+#[path = "e2e/impostor.rs"]
+mod impostor;
 // Hostile input through every entry point: clear errors, no hangs, nothing outside touched.
 #[path = "e2e/hostile.rs"]
 mod hostile;
