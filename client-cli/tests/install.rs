@@ -585,3 +585,51 @@ fn berthd_serves_on_a_socket_systemd_passed_it() {
     );
     drop(listener);
 }
+
+/// Codex starts MCP servers with a stripped environment: berth's entry names
+/// the variables that decide berth's paths and pins in `env_vars`, which
+/// Codex forwards from its own environment.
+#[test]
+fn codex_forwards_the_variables_that_decide_berths_paths() {
+    const NAMES: [&str; 11] = [
+        "BERTH_WORKSPACE",
+        "BERTH_EXTRA_HOME",
+        "BERTH_CWD",
+        "BERTH_SOCKET",
+        "BERTH_DATA_DIR",
+        "BERTH_DAEMON",
+        "BERTH_LOG",
+        "XDG_RUNTIME_DIR",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CONFIG_HOME",
+    ];
+    let env = TestEnv::new();
+    let config = path(&env, "home/.codex/config.toml");
+    // What an older berth registered: no `env_vars`.
+    let older = "model = \"o3\"\n\n[mcp_servers.berth]\ncommand = \"/old/berth-mcp\"\nargs = []\n";
+    write(&config, older);
+    install(&env, "codex");
+    let text = read(&config).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("env_vars = "))
+        .unwrap_or_else(|| panic!("no env_vars in:\n{text}"));
+    let quoted: Vec<String> = NAMES.iter().map(|n| format!("\"{n}\"")).collect();
+    assert_eq!(line, format!("env_vars = [{}]", quoted.join(", ")));
+    assert_eq!(text.matches("[mcp_servers.berth]").count(), 1, "{text}");
+
+    let again = install(&env, "codex");
+    assert_eq!(again["changed"], false, "{again}");
+    assert_eq!(
+        read(&config).unwrap(),
+        text,
+        "a second install changed the file"
+    );
+
+    let _ = env.run_berth(["uninstall", "codex"]).success();
+    let left = read(&config).unwrap_or_default();
+    assert!(!left.contains("env_vars"), "{left}");
+    assert!(!left.contains("mcp_servers"), "{left}");
+    assert!(left.contains("model = \"o3\""), "{left}");
+}

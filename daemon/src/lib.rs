@@ -6,7 +6,8 @@
 //! [`gather`] meet the disk; [`store`] keeps the registry; [`device`] holds
 //! the state and its operations ([`workspaces`], [`roots`], [`settings`],
 //! [`use_workspace`], [`homes`]); [`server`] speaks the protocol;
-//! [`socket`], [`lock`], [`logging`] and [`lifecycle`] run the process.
+//! [`socket`], [`connections`], [`lock`], [`logging`] and [`lifecycle`] run
+//! the process.
 
 // The pure core.
 pub mod claim;
@@ -25,6 +26,7 @@ pub mod walk;
 pub mod atomic;
 pub mod cache;
 pub mod caller;
+pub mod connections;
 pub mod device;
 pub mod error;
 pub mod files;
@@ -43,6 +45,7 @@ pub mod sessions;
 pub mod settings;
 pub mod socket;
 pub mod store;
+pub mod throttle;
 pub mod tools;
 pub mod use_workspace;
 pub mod watch;

@@ -32,6 +32,8 @@ pub struct Options {
     /// The version to advertise instead of this build's (for tests of
     /// version skew between clients and daemons).
     pub advertise_version: Option<String>,
+    /// The idle timeout and connection cap (docs/decisions/0014-bounded-connections.md).
+    pub limits: crate::connections::Limits,
 }
 
 /// The one line a spawner waits for.
@@ -111,7 +113,21 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
         .enable_all()
         .build()
         .map_err(|e| format!("starting the runtime: {e}"))?;
-    let result = runtime.block_on(serve(Arc::new(device), socket, inherited, env.uid, ready));
+    let limits = match crate::connections::raise_descriptor_limit() {
+        Ok(descriptors) => opts.limits.within_descriptors(descriptors),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read the descriptor limit");
+            opts.limits
+        }
+    };
+    let result = runtime.block_on(serve(
+        Arc::new(device),
+        socket,
+        inherited,
+        env.uid,
+        limits,
+        ready,
+    ));
     drop(lock);
     result.map(|()| ExitCode::SUCCESS)
 }
@@ -121,6 +137,7 @@ async fn serve(
     socket: PathBuf,
     inherited: Option<OwnedFd>,
     uid: u32,
+    limits: crate::connections::Limits,
     ready: &mut ReadyPipe,
 ) -> Result<(), String> {
     let bound = match inherited {
@@ -135,9 +152,15 @@ async fn serve(
         tracing::warn!(error = %e, "could not close the sessions of the last run");
     }
     tokio::spawn(sweep_periodically(device.clone()));
-    let (incoming, _socket_guard) = bound.incoming(uid);
+    let connections = crate::connections::Table::new(limits);
+    tokio::spawn(connections.clone().sweep_idle());
+    let (incoming, _socket_guard) = bound.incoming(uid, connections);
     let service = crate::server::service(device.clone());
+    // Pings keep a live client's connection read from, so only silent ones
+    // reach the idle timeout (docs/decisions/0014-bounded-connections.md).
     let server = tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(limits.keepalive_interval()))
+        .http2_keepalive_timeout(Some(limits.idle_timeout / 2))
         .add_service(service)
         .serve_with_incoming_shutdown(incoming, device.stopped());
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -154,7 +177,14 @@ async fn serve(
             device.stop();
         }
     });
-    tracing::info!(socket = ?socket, pid = std::process::id(), version = %device.version(), "berthd ready");
+    tracing::info!(
+        socket = ?socket,
+        pid = std::process::id(),
+        version = %device.version(),
+        idle_timeout = ?limits.idle_timeout,
+        max_connections = limits.max_connections,
+        "berthd ready"
+    );
     ready.say("ready");
     tokio::pin!(server);
     tokio::select! {

@@ -2,6 +2,7 @@
 //! hand with `--foreground` to watch it, or under systemd.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser;
 
@@ -20,6 +21,24 @@ struct Args {
     /// Advertise this version instead of the build's (tests of version skew).
     #[arg(long, hide = true)]
     advertise_version: Option<String>,
+    /// Close a connection the daemon has read nothing from for this many
+    /// seconds (a decimal; live clients are pinged four times as often).
+    #[arg(long, value_name = "SECONDS", value_parser = seconds, default_value = "60")]
+    idle_timeout: Duration,
+    /// Keep at most this many connections open; past it, a new one closes
+    /// the longest-silent one (lowered to half the descriptor limit).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), default_value = "512")]
+    max_connections: u32,
+}
+
+/// A positive number of seconds, decimals allowed (`0.5`).
+fn seconds(s: &str) -> Result<Duration, String> {
+    let refuse = || format!("{s:?} is not a positive number of seconds (e.g. 60 or 0.5)");
+    let secs: f64 = s.trim().parse().map_err(|_| refuse())?;
+    match Duration::try_from_secs_f64(secs) {
+        Ok(d) if d >= Duration::from_millis(1) => Ok(d),
+        _ => Err(refuse()),
+    }
 }
 
 fn main() -> ExitCode {
@@ -31,6 +50,10 @@ fn main() -> ExitCode {
         foreground: args.foreground,
         ready_fd: args.ready_fd,
         advertise_version: args.advertise_version,
+        limits: berthd::connections::Limits {
+            idle_timeout: args.idle_timeout,
+            max_connections: args.max_connections as usize,
+        },
     })
 }
 
@@ -45,7 +68,14 @@ fn background(args: &Args) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let mut extra = Vec::new();
+    let idle = args.idle_timeout.as_secs_f64().to_string();
+    let max = args.max_connections.to_string();
+    let mut extra = vec![
+        "--idle-timeout",
+        idle.as_str(),
+        "--max-connections",
+        max.as_str(),
+    ];
     if let Some(v) = &args.advertise_version {
         extra.extend(["--advertise-version", v.as_str()]);
     }

@@ -4,16 +4,25 @@
 //!
 //! **Architecture Invariant:** a connection from another user is dropped
 //! before HTTP/2 starts, even if the socket's permissions were opened up.
+//!
+//! Every connection it hands on is tracked (`connections`): idle ones are
+//! closed and their number is capped, so a flood of connections costs
+//! bounded memory and descriptors.
 
 use std::io;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use berth_proto::transport::LocalStream;
 use interprocess::local_socket::tokio::Listener;
 use interprocess::local_socket::traits::tokio::Listener as _;
 use interprocess::local_socket::{GenericFilePath, ListenerOptions, ToFsName};
 use tokio_stream::Stream;
+
+use crate::connections::{Table, Tracked};
+use crate::throttle::Throttle;
 
 /// A bound, listening socket at its final path.
 pub struct BoundSocket {
@@ -154,42 +163,79 @@ impl BoundSocket {
         &self.path
     }
 
-    /// Accepted connections from our own user only; others are logged and
-    /// dropped.
-    pub fn incoming(self, uid: u32) -> (impl Stream<Item = io::Result<LocalStream>>, SocketGuard) {
+    /// Accepted connections from our own user only, each tracked in
+    /// `table` (idle timeout, cap); others are logged and dropped.
+    pub fn incoming(
+        self,
+        uid: u32,
+        table: Arc<Table>,
+    ) -> (impl Stream<Item = io::Result<Tracked>>, SocketGuard) {
         let guard = SocketGuard {
             path: self.path.clone(),
             inode: self.inode,
         };
         let listener = self.listener;
-        let stream = async_stream(listener, uid);
+        let stream = async_stream(listener, uid, table);
         (stream, guard)
     }
 }
 
-fn async_stream(listener: Listener, uid: u32) -> impl Stream<Item = io::Result<LocalStream>> {
+/// Lines about a flood (failing accepts, refused peers, evictions) are
+/// logged at most once a second each, with the count held back.
+const LOG_EVERY: Duration = Duration::from_secs(1);
+
+fn async_stream(
+    listener: Listener,
+    uid: u32,
+    table: Arc<Table>,
+) -> impl Stream<Item = io::Result<Tracked>> {
     let (tx, rx) = tokio::sync::mpsc::channel(64);
     tokio::spawn(async move {
+        let mut failed = Throttle::new(LOG_EVERY);
+        let mut refused = Throttle::new(LOG_EVERY);
+        let mut full = Throttle::new(LOG_EVERY);
         loop {
             let conn = match listener.accept().await {
                 Ok(s) => LocalStream(s),
                 Err(e) => {
-                    tracing::warn!(error = %e, "accept failed");
+                    if let Some(held) = failed.admit(Instant::now()) {
+                        tracing::warn!(error = %e, held_back = held, "accept failed");
+                    }
                     // Out of descriptors and the like: back off, don't spin.
-                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    tokio::time::sleep(Duration::from_millis(10)).await;
                     continue;
                 }
             };
             match conn.peer_uid() {
                 Ok(Some(peer)) if peer == uid => {}
                 Ok(peer) => {
-                    tracing::warn!(?peer, ours = uid, "refused a connection from another user");
+                    if let Some(held) = refused.admit(Instant::now()) {
+                        tracing::warn!(
+                            ?peer,
+                            ours = uid,
+                            held_back = held,
+                            "refused a connection from another user"
+                        );
+                    }
                     continue;
                 }
                 Err(e) => {
-                    tracing::warn!(error = %e, "refused a connection whose peer is unknown");
+                    if let Some(held) = refused.admit(Instant::now()) {
+                        tracing::warn!(error = %e, held_back = held, "refused a connection whose peer is unknown");
+                    }
                     continue;
                 }
+            }
+            let (conn, evicted) = table.admit(conn);
+            if evicted > 0
+                && let Some(held) = full.admit(Instant::now())
+            {
+                let cap = table.limits().max_connections;
+                tracing::warn!(
+                    cap,
+                    held_back = held,
+                    "{cap} connections open: closed the longest-silent one to answer a new one"
+                );
             }
             if tx.send(Ok(conn)).await.is_err() {
                 return;

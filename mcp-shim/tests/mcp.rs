@@ -1349,3 +1349,32 @@ async fn a_write_past_the_size_limit_gets_berths_own_refusal_and_a_large_one_wor
     assert_eq!(read["content"].as_str().map(str::len), Some(near.len()));
     shim.stop().await;
 }
+
+// ---------------------------------------------------------------------------
+// Bounded connections
+
+/// The daemon closes connections it reads nothing from for its idle
+/// timeout, and pings four times as often: a session's connection, idle far
+/// longer than the timeout, acks the pings and stays open.
+#[tokio::test]
+async fn a_session_idle_past_the_daemons_idle_timeout_keeps_its_connection() {
+    let env = TestEnv::new();
+    let mut cmd = env.command(berth_tests::bin("berthd"));
+    cmd.args(["--idle-timeout", "1"]);
+    let _ = env.run(cmd).success();
+    let shim = Spawn::new(&env, env.home()).start().await;
+    let before = shim.context().await;
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert_eq!(shim.context().await["workspace"], before["workspace"]);
+    let daemon_log = env.log();
+    assert!(
+        !daemon_log.contains("closed idle connections"),
+        "the daemon closed a live connection:\n{daemon_log}"
+    );
+    assert!(
+        !shim.log().contains("reconnecting"),
+        "the session lost its connection:\n{}",
+        shim.log()
+    );
+    shim.stop().await;
+}

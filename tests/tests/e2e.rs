@@ -60,6 +60,9 @@ mod hostile;
 // Log files only their user may read (SPEC §11).
 #[path = "e2e/logs.rs"]
 mod logs;
+// Floods of idle and half-open connections: bounded, closed, others answered (SPEC §11).
+#[path = "e2e/flood.rs"]
+mod flood;
 
 /// Every file in `tests/e2e/` is compiled: a file without a `mod` line above
 /// would silently never run (jj's `test_no_forgotten_test_files`).

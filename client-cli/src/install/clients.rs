@@ -9,6 +9,24 @@ use super::json::{Hook, JsonEdit};
 use super::toml::TomlServer;
 use super::{Client, Locations, Programs, Scope, shell_word};
 
+/// The variables that decide berth's paths and pins, which Codex strips from
+/// an MCP server's environment unless its entry names them in `env_vars`.
+/// Names, not values: Codex forwards each from its own environment when
+/// set, so nothing written today goes stale.
+pub const CODEX_FORWARDED_ENV: [&str; 11] = [
+    "BERTH_WORKSPACE",
+    "BERTH_EXTRA_HOME",
+    "BERTH_CWD",
+    "BERTH_SOCKET",
+    "BERTH_DATA_DIR",
+    "BERTH_DAEMON",
+    "BERTH_LOG",
+    "XDG_RUNTIME_DIR",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "XDG_CONFIG_HOME",
+];
+
 /// What berth puts into one file.
 #[derive(Debug, Clone)]
 pub enum Edit {
@@ -118,6 +136,7 @@ pub fn files(
                     Edit::Toml(TomlServer {
                         command: mcp,
                         args: vec![],
+                        env_vars: CODEX_FORWARDED_ENV.iter().map(|s| s.to_string()).collect(),
                     }),
                 ),
                 spec(

@@ -1,18 +1,25 @@
 //! Editing Codex's `config.toml`: the `[mcp_servers.berth]` table. Pure, and
 //! through `toml_edit`, so comments, order and formatting of everything else
 //! survive.
+//!
+//! Codex starts MCP servers with a stripped environment, so the table also
+//! lists, in `env_vars`, the names of the variables that decide berth's
+//! paths and pins: Codex forwards those from its own environment when they
+//! are set (docs/decisions/0008-registering-clients.md).
 
 use toml_edit::{Array, DocumentMut, Item, Table, Value, value};
 
 use super::json::SERVER_NAME;
 
-/// berth's server table: its command and arguments.
+/// berth's server table: its command, arguments and forwarded variables.
 #[derive(Debug, Clone)]
 pub struct TomlServer {
     /// `command`.
     pub command: String,
     /// `args`.
     pub args: Vec<String>,
+    /// `env_vars`: names Codex forwards from its environment.
+    pub env_vars: Vec<String>,
 }
 
 /// Parses the file's text (empty text is an empty document).
@@ -22,7 +29,8 @@ pub fn parse(text: &str) -> Result<DocumentMut, String> {
 }
 
 /// Adds or updates `[mcp_servers.berth]`; other keys of an existing berth
-/// table (say, `env`) are kept.
+/// table (say, `env`) are kept, and so are names the user added to its
+/// `env_vars` (berth's missing ones are appended).
 pub fn install(doc: &mut DocumentMut, server: &TomlServer) -> Result<(), String> {
     let servers = doc
         .entry("mcp_servers")
@@ -54,15 +62,39 @@ pub fn install(doc: &mut DocumentMut, server: &TomlServer) -> Result<(), String>
             if !same(t.get("args"), &want_args) {
                 t.insert("args", value(args));
             }
+            match t.get_mut("env_vars") {
+                None => {
+                    t.insert("env_vars", value(names(&server.env_vars)));
+                }
+                Some(item) => {
+                    let have = item
+                        .as_array_mut()
+                        .ok_or("\"mcp_servers.berth.env_vars\" is not an array")?;
+                    for name in &server.env_vars {
+                        if !have.iter().any(|v| v.as_str() == Some(name)) {
+                            have.push(name.as_str());
+                        }
+                    }
+                }
+            }
         }
         None => {
             let mut t = Table::new();
             t.insert("command", value(server.command.as_str()));
             t.insert("args", value(args));
+            t.insert("env_vars", value(names(&server.env_vars)));
             servers.insert(SERVER_NAME, Item::Table(t));
         }
     }
     Ok(())
+}
+
+fn names(list: &[String]) -> Array {
+    let mut a = Array::new();
+    for n in list {
+        a.push(n.as_str());
+    }
+    a
 }
 
 /// Removes `[mcp_servers.berth]`, and `mcp_servers` when that empties it.
@@ -142,6 +174,7 @@ mod tests {
         TomlServer {
             command: "/b/berth-mcp".into(),
             args: vec![],
+            env_vars: vec!["BERTH_SOCKET".into(), "XDG_RUNTIME_DIR".into()],
         }
     }
 
@@ -154,7 +187,9 @@ mod tests {
         let text = doc.to_string();
         assert!(text.starts_with(original), "{text}");
         assert!(
-            text.contains("[mcp_servers.berth]\ncommand = \"/b/berth-mcp\"\nargs = []\n"),
+            text.contains(
+                "[mcp_servers.berth]\ncommand = \"/b/berth-mcp\"\nargs = []\nenv_vars = [\"BERTH_SOCKET\", \"XDG_RUNTIME_DIR\"]\n"
+            ),
             "{text}"
         );
         install(&mut doc, &server()).unwrap();
@@ -169,10 +204,34 @@ mod tests {
         install(&mut doc, &server()).unwrap();
         assert_eq!(
             doc.to_string(),
-            "[mcp_servers.berth]\ncommand = \"/b/berth-mcp\"\nargs = []\n"
+            "[mcp_servers.berth]\ncommand = \"/b/berth-mcp\"\nargs = []\nenv_vars = [\"BERTH_SOCKET\", \"XDG_RUNTIME_DIR\"]\n"
         );
         uninstall(&mut doc).unwrap();
         assert!(canonical(&doc).is_empty());
+    }
+
+    #[test]
+    fn names_the_user_forwards_are_kept_and_berths_missing_ones_added() {
+        let mut doc = parse(
+            "[mcp_servers.berth]\ncommand = \"/b/berth-mcp\"\nargs = []\nenv_vars = [\"MINE\", \"BERTH_SOCKET\"]\n",
+        )
+        .unwrap();
+        install(&mut doc, &server()).unwrap();
+        let text = doc.to_string();
+        assert!(
+            text.contains("env_vars = [\"MINE\", \"BERTH_SOCKET\", \"XDG_RUNTIME_DIR\"]"),
+            "{text}"
+        );
+        install(&mut doc, &server()).unwrap();
+        assert_eq!(doc.to_string(), text);
+    }
+
+    #[test]
+    fn env_vars_of_the_wrong_type_is_refused() {
+        let mut doc =
+            parse("[mcp_servers.berth]\ncommand = \"x\"\nenv_vars = \"BERTH_SOCKET\"\n").unwrap();
+        let e = install(&mut doc, &server()).unwrap_err();
+        assert!(e.contains("env_vars"), "{e}");
     }
 
     #[test]

@@ -1,0 +1,405 @@
+//! Bounded connections: every accepted connection is tracked, one that
+//! stays silent past the idle timeout is closed, and past the cap the
+//! longest-silent one makes room for the newcomer.
+//!
+//! "Silent" means the daemon has read nothing from it. The server sends
+//! HTTP/2 keep-alive pings more often than the idle timeout, and every live
+//! HTTP/2 client acks them on its own, so a live client (a `berth-mcp` that
+//! holds one connection for a whole session) keeps being read from while a
+//! socket that never spoke, or stopped half-way through the preface, does
+//! not. See docs/decisions/0014-bounded-connections.md.
+
+use std::collections::HashMap;
+use std::future::Future as _;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use berth_proto::transport::LocalStream;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+
+/// The HTTP/2 client preface and the header of the SETTINGS frame that must
+/// follow it: a connection that sent no more has not spoken HTTP/2 yet.
+const HANDSHAKE_BYTES: u64 = 24 + 9;
+
+/// How long a connection may stay silent, and how many may be open at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// A connection the daemon has read nothing from for this long is closed.
+    pub idle_timeout: Duration,
+    /// At most this many connections are open; a new one past it closes the
+    /// longest-silent one.
+    pub max_connections: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 512,
+        }
+    }
+}
+
+impl Limits {
+    /// How often the server pings a connection it has read nothing from: a
+    /// quarter of the idle timeout, so a live client acks three times over
+    /// before it could be taken for idle.
+    pub fn keepalive_interval(&self) -> Duration {
+        self.idle_timeout / 4
+    }
+
+    /// The cap, lowered when the descriptor limit is small: half of the
+    /// descriptors stay for the database, watches, file tools and logs.
+    pub fn within_descriptors(self, descriptor_limit: u64) -> Limits {
+        let half = usize::try_from(descriptor_limit / 2).unwrap_or(usize::MAX);
+        Limits {
+            max_connections: self.max_connections.min(half).max(1),
+            ..self
+        }
+    }
+}
+
+/// Raises this process's soft descriptor limit to its hard limit (where the
+/// platform allows), so the cap, not the kernel, decides when connections
+/// are refused. Returns the soft limit now in force.
+pub fn raise_descriptor_limit() -> io::Result<u64> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we pass and nothing else.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if lim.rlim_cur < lim.rlim_max {
+        let target = lim.rlim_max;
+        // macOS refuses more than OPEN_MAX for the soft limit.
+        #[cfg(target_os = "macos")]
+        let target = target.min(libc::OPEN_MAX as libc::rlim_t);
+        let raised = libc::rlimit {
+            rlim_cur: target,
+            rlim_max: lim.rlim_max,
+        };
+        // SAFETY: setrlimit reads the struct we pass and nothing else.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            lim = raised;
+        }
+    }
+    Ok(lim.rlim_cur)
+}
+
+/// One tracked connection's shared state.
+struct Slot {
+    /// Milliseconds since the table's epoch of the last read that got bytes.
+    last_read: AtomicU64,
+    /// Bytes read so far (saturating at what tells a handshake happened).
+    bytes_read: AtomicU64,
+    /// Cancelled to close the connection.
+    close: CancellationToken,
+}
+
+impl Slot {
+    fn spoke_http2(&self) -> bool {
+        self.bytes_read.load(Ordering::Relaxed) > HANDSHAKE_BYTES
+    }
+}
+
+/// Every open connection, for the idle sweep and the cap.
+pub struct Table {
+    limits: Limits,
+    epoch: Instant,
+    slots: Mutex<Slots>,
+}
+
+#[derive(Default)]
+struct Slots {
+    next_id: u64,
+    open: HashMap<u64, Arc<Slot>>,
+}
+
+impl Table {
+    /// An empty table under `limits`.
+    pub fn new(limits: Limits) -> Arc<Table> {
+        Arc::new(Table {
+            limits,
+            epoch: Instant::now(),
+            slots: Mutex::default(),
+        })
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Slots> {
+        self.slots.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Starts tracking `stream`. At the cap, first closes the connection to
+    /// evict: one that never finished the HTTP/2 handshake if any (the
+    /// oldest of those), else the longest-silent one. Returns the tracked
+    /// stream and how many were closed to make room.
+    pub fn admit(self: &Arc<Self>, stream: LocalStream) -> (Tracked, usize) {
+        let (id, slot, evicted) = self.register();
+        let closed = Box::pin(slot.close.clone().cancelled_owned());
+        let tracked = Tracked {
+            inner: stream,
+            slot,
+            closed,
+            id,
+            table: self.clone(),
+        };
+        (tracked, evicted)
+    }
+
+    fn register(&self) -> (u64, Arc<Slot>, usize) {
+        let slot = Arc::new(Slot {
+            last_read: AtomicU64::new(self.now_ms()),
+            bytes_read: AtomicU64::new(0),
+            close: CancellationToken::new(),
+        });
+        let mut slots = self.lock();
+        let mut evicted = 0;
+        loop {
+            let live = slots.open.values().filter(|s| !s.close.is_cancelled());
+            if live.clone().count() < self.limits.max_connections {
+                break;
+            }
+            // Never-spoken ones first (`false` sorts first), then by silence.
+            let victim =
+                live.min_by_key(|s| (s.spoke_http2(), s.last_read.load(Ordering::Relaxed)));
+            let Some(victim) = victim else { break };
+            victim.close.cancel();
+            evicted += 1;
+        }
+        let id = slots.next_id;
+        slots.next_id += 1;
+        slots.open.insert(id, slot.clone());
+        (id, slot, evicted)
+    }
+
+    /// Closes every connection silent for the idle timeout or longer;
+    /// returns how many.
+    pub fn close_idle(&self) -> usize {
+        let limit = u64::try_from(self.limits.idle_timeout.as_millis()).unwrap_or(u64::MAX);
+        let now = self.now_ms();
+        let slots = self.lock();
+        let mut closed = 0;
+        for slot in slots.open.values() {
+            let silent = now.saturating_sub(slot.last_read.load(Ordering::Relaxed));
+            if silent >= limit && !slot.close.is_cancelled() {
+                slot.close.cancel();
+                closed += 1;
+            }
+        }
+        closed
+    }
+
+    /// How many connections are open (closing ones included until they are
+    /// gone).
+    pub fn len(&self) -> usize {
+        self.lock().open.len()
+    }
+
+    /// Whether no connection is open.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Sweeps idle connections for as long as the daemon runs, often enough
+    /// that one is closed within a quarter of the timeout (at most a second)
+    /// after it went idle.
+    pub async fn sweep_idle(self: Arc<Self>) {
+        let tick =
+            (self.limits.idle_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
+        let mut every = tokio::time::interval(tick);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            every.tick().await;
+            let closed = self.close_idle();
+            if closed > 0 {
+                tracing::debug!(closed, "closed idle connections");
+            }
+        }
+    }
+}
+
+/// An accepted connection whose reads are timed: it reads end-of-file once
+/// the table closes it, so the HTTP/2 server drops it and its descriptor.
+pub struct Tracked {
+    inner: LocalStream,
+    slot: Arc<Slot>,
+    closed: Pin<Box<WaitForCancellationFutureOwned>>,
+    id: u64,
+    table: Arc<Table>,
+}
+
+impl Tracked {
+    fn is_closed(&mut self, cx: &mut Context<'_>) -> bool {
+        self.closed.as_mut().poll(cx).is_ready()
+    }
+}
+
+impl AsyncRead for Tracked {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        if self.is_closed(cx) {
+            return Poll::Ready(Ok(()));
+        }
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        let got = (buf.filled().len() - before) as u64;
+        if got > 0 {
+            let now = self.table.now_ms();
+            self.slot.last_read.store(now, Ordering::Relaxed);
+            let total = self.slot.bytes_read.load(Ordering::Relaxed);
+            if total <= HANDSHAKE_BYTES {
+                self.slot.bytes_read.store(total + got, Ordering::Relaxed);
+            }
+        }
+        polled
+    }
+}
+
+fn closed_error() -> io::Error {
+    io::Error::new(io::ErrorKind::BrokenPipe, "connection closed by berthd")
+}
+
+impl AsyncWrite for Tracked {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        // A peer that stops reading must not keep a closed connection open.
+        if self.is_closed(cx) {
+            return Poll::Ready(Err(closed_error()));
+        }
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if self.is_closed(cx) {
+            return Poll::Ready(Err(closed_error()));
+        }
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+impl tonic::transport::server::Connected for Tracked {
+    type ConnectInfo = ();
+
+    fn connect_info(&self) -> Self::ConnectInfo {}
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.table.lock().open.remove(&self.id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(max: usize) -> Table {
+        Table {
+            limits: Limits {
+                idle_timeout: Duration::from_secs(60),
+                max_connections: max,
+            },
+            epoch: Instant::now(),
+            slots: Mutex::default(),
+        }
+    }
+
+    fn spoke(slot: &Slot, at_ms: u64) {
+        slot.bytes_read
+            .store(HANDSHAKE_BYTES + 1, Ordering::Relaxed);
+        slot.last_read.store(at_ms, Ordering::Relaxed);
+    }
+
+    #[test]
+    fn past_the_cap_a_connection_that_never_spoke_makes_room_first() {
+        let t = table(3);
+        let (_, live, _) = t.register();
+        spoke(&live, 0);
+        let (_, silent_old, _) = t.register();
+        let (_, silent_new, _) = t.register();
+        silent_new.last_read.store(5, Ordering::Relaxed);
+        let (_, _, evicted) = t.register();
+        assert_eq!(evicted, 1);
+        assert!(silent_old.close.is_cancelled());
+        assert!(!silent_new.close.is_cancelled());
+        assert!(
+            !live.close.is_cancelled(),
+            "a client that spoke HTTP/2 stays"
+        );
+    }
+
+    #[test]
+    fn among_clients_that_spoke_the_longest_silent_makes_room() {
+        let t = table(2);
+        let (_, a, _) = t.register();
+        spoke(&a, 10);
+        let (_, b, _) = t.register();
+        spoke(&b, 3);
+        let (_, c, evicted) = t.register();
+        assert_eq!(evicted, 1);
+        assert!(b.close.is_cancelled());
+        assert!(!a.close.is_cancelled() && !c.close.is_cancelled());
+    }
+
+    #[test]
+    fn closed_connections_do_not_count_against_the_cap() {
+        let t = table(1);
+        let (_, a, _) = t.register();
+        a.close.cancel();
+        let (_, _, evicted) = t.register();
+        assert_eq!(evicted, 0);
+    }
+
+    #[test]
+    fn only_connections_silent_for_the_timeout_are_closed() {
+        let t = table(10);
+        let (_, old, _) = t.register();
+        let (_, fresh, _) = t.register();
+        std::thread::sleep(Duration::from_millis(20));
+        fresh.last_read.store(t.now_ms(), Ordering::Relaxed);
+        let t = Table {
+            limits: Limits {
+                idle_timeout: Duration::from_millis(10),
+                ..t.limits
+            },
+            ..t
+        };
+        assert_eq!(t.close_idle(), 1);
+        assert!(old.close.is_cancelled());
+        assert!(!fresh.close.is_cancelled());
+    }
+
+    #[test]
+    fn the_cap_leaves_half_the_descriptors_free() {
+        let l = Limits::default();
+        assert_eq!(l.within_descriptors(20_000).max_connections, 512);
+        assert_eq!(l.within_descriptors(256).max_connections, 128);
+        assert_eq!(l.within_descriptors(0).max_connections, 1);
+    }
+}
