@@ -31,6 +31,18 @@ impl BerthError {
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(Code::Internal, message)
     }
+    /// A file tool met a FIFO, device or socket.
+    pub fn not_regular(message: impl Into<String>) -> Self {
+        Self::new(Code::NotRegularFile, message)
+    }
+    /// The daemon is stopping and takes no new work.
+    pub fn shutting_down(message: impl Into<String>) -> Self {
+        Self::new(Code::ShuttingDown, message)
+    }
+    /// The call missed its deadline.
+    pub fn timed_out(message: impl Into<String>) -> Self {
+        Self::new(Code::TimedOut, message)
+    }
     fn new(code: Code, message: impl Into<String>) -> Self {
         BerthError {
             code,

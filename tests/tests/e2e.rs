@@ -51,6 +51,9 @@ mod versions;
 // Hostile input through every entry point: clear errors, no hangs, nothing outside touched.
 #[path = "e2e/hostile.rs"]
 mod hostile;
+// Special files and stuck calls: the daemon keeps answering, and stop means stopped.
+#[path = "e2e/stuck.rs"]
+mod stuck;
 
 /// Every file in `tests/e2e/` is compiled: a file without a `mod` line above
 /// would silently never run (jj's `test_no_forgotten_test_files`).
