@@ -63,6 +63,11 @@ impl From<StoreError> for BerthError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::Constraint(m) => BerthError::refused(m),
+            StoreError::Sqlite(e) if crate::store::is_refused_commit(&e) => {
+                BerthError::shutting_down(
+                    "berthd is stopping, so this write was not made; run the command again in a moment (it starts a new berthd)",
+                )
+            }
             other => {
                 tracing::error!(error = %other, "storage failed");
                 BerthError::internal(other.to_string())

@@ -5,7 +5,8 @@
 //! [`explain`], [`homeguard`]. The daemon around it: [`fsview`] and
 //! [`gather`] meet the disk; [`store`] keeps the registry; [`device`] holds
 //! the state and its operations ([`workspaces`], [`roots`], [`settings`],
-//! [`use_workspace`], [`homes`]); [`server`] speaks the protocol;
+//! [`use_workspace`], [`homes`]); [`server`] speaks the protocol and runs
+//! blocking work on the bounded [`pool`];
 //! [`socket`], [`lock`], [`logging`] and [`lifecycle`] run the process.
 
 // The pure core.
@@ -36,6 +37,7 @@ pub mod instructions;
 pub mod lifecycle;
 pub mod lock;
 pub mod logging;
+pub mod pool;
 pub mod roots;
 pub mod scratch;
 pub mod server;

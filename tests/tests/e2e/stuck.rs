@@ -137,3 +137,151 @@ async fn a_fifo_is_not_a_regular_file_for_read_and_edit_and_search_skips_it() {
     );
     assert_eq!(structured["matches"].as_array().unwrap().len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_fifty_reads_of_fifos_in_flight_the_daemon_answers_others_and_stops() {
+    const READS: usize = 50;
+    let env = std::sync::Arc::new(TestEnv::new());
+    app_with_fifos(&env, READS);
+    let pid = env.daemon_pid();
+    let mut conn = connect(&env).await;
+    let id = session(&env, &mut conn).await;
+    let mut reads = tokio::task::JoinSet::new();
+    for i in 0..READS {
+        let (env, id) = (env.clone(), id.clone());
+        reads.spawn(async move {
+            let mut conn = connect(&env).await;
+            tool(
+                &mut conn,
+                &id,
+                "read",
+                json!({"path": format!("app/pipe{i}")}),
+            )
+            .await
+        });
+    }
+    // Another client, while the reads are in flight.
+    let create = {
+        let env = env.clone();
+        tokio::task::spawn_blocking(move || env.run_berth(["workspace", "create", "other"]))
+    };
+    let created = tokio::time::timeout(Duration::from_secs(10), create)
+        .await
+        .expect("workspace create was not answered")
+        .unwrap();
+    let _ = created.success();
+    let all = tokio::time::timeout(Duration::from_secs(10), async {
+        let mut replies = Vec::new();
+        while let Some(r) = reads.join_next().await {
+            replies.push(r.unwrap());
+        }
+        replies
+    })
+    .await
+    .expect("reads of FIFOs did not all come back");
+    for r in &all {
+        assert!(
+            r.is_error && r.text.contains("not a regular file"),
+            "{}",
+            r.text
+        );
+    }
+    drop(conn);
+    let stop = {
+        let env = env.clone();
+        tokio::task::spawn_blocking(move || env.run_berth(["daemon", "stop"]))
+    };
+    let _ = stop.await.unwrap().success();
+    assert!(
+        !berth_tests::is_live_berthd(pid),
+        "berthd {pid} still runs after `daemon stop` said it stopped"
+    );
+}
+
+/// Writes stuck behind the database's write lock (another process holds it,
+/// as a hung disk would) while `daemon stop` runs: the stop is answered, the
+/// process is gone when `stop` says so, `status` never says "not running"
+/// while it is still there, and the writes, whose clients were told they
+/// failed, never commit, even once the lock is let go.
+#[test]
+fn after_stop_is_answered_no_write_commits_and_status_sees_the_process_until_it_is_gone() {
+    let env = std::sync::Arc::new(TestEnv::new());
+    let _ = env.run_berth(["workspace", "create", "first"]).success();
+    let pid = env.daemon_pid();
+    let holder = rusqlite::Connection::open(env.db()).unwrap();
+    holder.busy_timeout(Duration::from_secs(5)).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let writes: Vec<_> = [
+        vec!["setting", "set", "hooks.stop_timeout_secs", "7"],
+        vec!["workspace", "create", "zz"],
+    ]
+    .into_iter()
+    .map(|args| {
+        let env = env.clone();
+        std::thread::spawn(move || env.run_berth(args))
+    })
+    .collect();
+    // Both are in flight: one waits on SQLite, the other behind it.
+    std::thread::sleep(Duration::from_millis(300));
+    let stopping = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let watcher = {
+        let (env, stopping) = (env.clone(), stopping.clone());
+        std::thread::spawn(move || {
+            let mut looks = 0;
+            while stopping.load(std::sync::atomic::Ordering::SeqCst) {
+                let out = env.run_berth(["daemon", "status", "--json"]);
+                let said_running = out.code() == Some(0) && out.json()["running"] == true;
+                if !said_running && berth_tests::is_live_berthd(pid) {
+                    panic!(
+                        "status said {:?} {:?} while berthd {pid} still runs",
+                        out.stdout(),
+                        out.stderr()
+                    );
+                }
+                looks += 1;
+            }
+            looks
+        })
+    };
+    let stop = env.run_berth(["daemon", "stop"]);
+    stopping.store(false, std::sync::atomic::Ordering::SeqCst);
+    let _ = stop.success();
+    assert!(
+        !berth_tests::is_live_berthd(pid),
+        "berthd {pid} still runs after `daemon stop` said it stopped"
+    );
+    let looks = watcher.join().expect("status was wrong");
+    assert!(looks > 0, "status was never asked during the stop");
+    for w in writes {
+        let out = w.join().unwrap();
+        assert_eq!(
+            out.code(),
+            Some(1),
+            "a write stuck at the stop did not fail: {}",
+            out.stdout()
+        );
+    }
+    // Let go of the lock: nothing the stopped daemon was asked may land now.
+    holder.execute_batch("COMMIT").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let names: Vec<String> = holder
+        .prepare("SELECT name FROM workspaces ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        names,
+        ["default", "first"],
+        "a write committed after the stop"
+    );
+    let set: Option<String> = holder
+        .query_row(
+            "SELECT value FROM settings WHERE key = 'hooks.stop_timeout_secs'",
+            [],
+            |r| r.get(0),
+        )
+        .ok();
+    assert_eq!(set, None, "a setting was written after the stop");
+}
