@@ -26,6 +26,20 @@ fn mkfifo(path: &Path) {
     );
 }
 
+/// Whether `pid` is gone, or about to be. An exiting process closes its
+/// files (so its lock comes free) a moment before the kernel marks it a
+/// zombie; a process that lives on is still there after this.
+fn gone_soon(pid: u32) -> bool {
+    berth_tests::wait_until(Duration::from_secs(1), || {
+        if berth_tests::is_live_berthd(pid) {
+            Err(())
+        } else {
+            Ok(())
+        }
+    })
+    .is_ok()
+}
+
 async fn connect(env: &TestEnv) -> Connection {
     let ctx = berth_proto::paths::EnvCtx {
         berth_socket: Some(env.socket().into()),
@@ -193,7 +207,7 @@ async fn with_fifty_reads_of_fifos_in_flight_the_daemon_answers_others_and_stops
     };
     let _ = stop.await.unwrap().success();
     assert!(
-        !berth_tests::is_live_berthd(pid),
+        gone_soon(pid),
         "berthd {pid} still runs after `daemon stop` said it stopped"
     );
 }
@@ -231,7 +245,7 @@ fn after_stop_is_answered_no_write_commits_and_status_sees_the_process_until_it_
             while stopping.load(std::sync::atomic::Ordering::SeqCst) {
                 let out = env.run_berth(["daemon", "status", "--json"]);
                 let said_running = out.code() == Some(0) && out.json()["running"] == true;
-                if !said_running && berth_tests::is_live_berthd(pid) {
+                if !said_running && !gone_soon(pid) {
                     panic!(
                         "status said {:?} {:?} while berthd {pid} still runs",
                         out.stdout(),
@@ -247,7 +261,7 @@ fn after_stop_is_answered_no_write_commits_and_status_sees_the_process_until_it_
     stopping.store(false, std::sync::atomic::Ordering::SeqCst);
     let _ = stop.success();
     assert!(
-        !berth_tests::is_live_berthd(pid),
+        gone_soon(pid),
         "berthd {pid} still runs after `daemon stop` said it stopped"
     );
     let looks = watcher.join().expect("status was wrong");
