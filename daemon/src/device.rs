@@ -27,6 +27,8 @@ pub struct Device {
     version: String,
     stop: tokio::sync::watch::Sender<bool>,
     pub(crate) sessions: crate::sessions::Sessions,
+    /// Where blocking work runs (docs/decisions/0015-stop-means-stopped.md).
+    pub(crate) pool: crate::pool::Pool,
 }
 
 impl Device {
@@ -56,6 +58,7 @@ impl Device {
             version,
             stop: tokio::sync::watch::channel(false).0,
             sessions: crate::sessions::Sessions::default(),
+            pool: crate::pool::Pool::default(),
         })
     }
 
@@ -79,12 +82,32 @@ impl Device {
         Ok(fresh)
     }
 
-    /// Asks the daemon to stop.
-    pub fn stop(&self) {
+    /// Stops the daemon's work (docs/decisions/0015-stop-means-stopped.md):
+    /// new calls are refused at once; calls under way get `grace` to finish;
+    /// then every write is refused in the store itself, and once a commit
+    /// let through just before has ended, [`Device::stopped`] completes. So
+    /// when this returns (and the stop is answered), no write commits any
+    /// more, whatever threads are still stuck.
+    pub async fn shut_down(&self, grace: std::time::Duration) {
+        self.pool.stop_taking_work();
+        if !self.pool.drain(grace).await {
+            tracing::warn!(
+                ?grace,
+                "calls still running after the grace period; they can no longer write"
+            );
+        }
+        self.store.close_writes();
+        // A commit let through just before finishes in milliseconds; a call
+        // holding the connection longer is waiting on SQLite and will be
+        // refused when it tries to commit.
+        let until = tokio::time::Instant::now() + std::time::Duration::from_millis(500);
+        while !self.store.is_idle() && tokio::time::Instant::now() < until {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
         self.stop.send_replace(true);
     }
 
-    /// Completes once [`Device::stop`] was called.
+    /// Completes once [`Device::shut_down`] has finished.
     pub fn stopped(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
         let mut rx = self.stop.subscribe();
         async move {

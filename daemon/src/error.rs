@@ -31,6 +31,18 @@ impl BerthError {
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(Code::Internal, message)
     }
+    /// A file tool met a FIFO, device or socket.
+    pub fn not_regular(message: impl Into<String>) -> Self {
+        Self::new(Code::NotRegularFile, message)
+    }
+    /// The daemon is stopping and takes no new work.
+    pub fn shutting_down(message: impl Into<String>) -> Self {
+        Self::new(Code::ShuttingDown, message)
+    }
+    /// The call missed its deadline.
+    pub fn timed_out(message: impl Into<String>) -> Self {
+        Self::new(Code::TimedOut, message)
+    }
     fn new(code: Code, message: impl Into<String>) -> Self {
         BerthError {
             code,
@@ -51,6 +63,11 @@ impl From<StoreError> for BerthError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::Constraint(m) => BerthError::refused(m),
+            StoreError::Sqlite(e) if crate::store::is_refused_commit(&e) => {
+                BerthError::shutting_down(
+                    "berthd is stopping, so this write was not made; run the command again in a moment (it starts a new berthd)",
+                )
+            }
             other => {
                 tracing::error!(error = %other, "storage failed");
                 BerthError::internal(other.to_string())

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use cap_std::ambient_authority;
-use cap_std::fs::{Dir, OpenOptions};
+use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
 use serde_json::{Value, json};
 
 use crate::error::BerthError;
@@ -172,20 +172,7 @@ impl Folder {
                 self.q(rel)
             )));
         }
-        let mut file = self.dir.open(rel).map_err(|e| self.err(rel, e))?;
-        let meta = file.metadata().map_err(|e| self.err(rel, e))?;
-        if meta.is_dir() {
-            return Err(BerthError::refused(format!(
-                "{}: is a folder; use ls",
-                self.q(rel)
-            )));
-        }
-        if !meta.is_file() {
-            return Err(BerthError::refused(format!(
-                "{}: not a regular file",
-                self.q(rel)
-            )));
-        }
+        let mut file = self.open_regular(rel)?;
         let mut bytes = Vec::new();
         (&mut file)
             .take(MAX_FILE_BYTES + 1)
@@ -201,6 +188,56 @@ impl Folder {
         String::from_utf8(bytes).map_err(|_| {
             BerthError::refused(format!("{}: not UTF-8 text (a binary file?)", self.q(rel)))
         })
+    }
+
+    /// Opens a regular file for reading, never waiting on what it finds.
+    ///
+    /// A look first, without opening and without following a link: a FIFO,
+    /// device or socket is refused before it is touched (opening a FIFO
+    /// waits for a writer for ever; opening some devices has effects). The
+    /// open is the authority, as the entry can be swapped after the look:
+    /// `O_NONBLOCK` so a FIFO put there meanwhile cannot hold the call,
+    /// `O_NOFOLLOW` so a link put there is not followed, `O_NOCTTY` so a
+    /// terminal never becomes the daemon's. The type is checked again on the
+    /// opened handle, then blocking reads are restored for the regular file.
+    fn open_regular(&self, rel: &Path) -> Result<cap_std::fs::File, BerthError> {
+        let look = self
+            .dir
+            .symlink_metadata(rel)
+            .map_err(|e| self.err(rel, e))?;
+        self.check_regular(rel, &look)?;
+        let mut options = OpenOptions::new();
+        options
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY);
+        let file = self
+            .dir
+            .open_with(rel, &options)
+            .map_err(|e| self.err(rel, e))?;
+        let meta = file.metadata().map_err(|e| self.err(rel, e))?;
+        self.check_regular(rel, &meta)?;
+        clear_nonblocking(&file).map_err(|e| self.err(rel, e))?;
+        Ok(file)
+    }
+
+    /// Refuses anything but a regular file, saying what it is instead.
+    fn check_regular(&self, rel: &Path, meta: &cap_std::fs::Metadata) -> Result<(), BerthError> {
+        let q = self.q(rel);
+        let ft = meta.file_type();
+        if ft.is_file() {
+            Ok(())
+        } else if ft.is_dir() {
+            Err(BerthError::refused(format!("{q}: is a folder; use ls")))
+        } else if ft.is_symlink() {
+            Err(BerthError::refused(format!(
+                "{q}: is a symlink; the file tools do not follow links (one could lead outside its folder); use the path of the file it points to"
+            )))
+        } else {
+            Err(BerthError::not_regular(format!(
+                "{q}: not a regular file (it is {}); the file tools read and edit regular files only",
+                special_kind(&ft)
+            )))
+        }
     }
 
     /// Writes a file atomically, creating its folders.
@@ -361,6 +398,10 @@ impl Folder {
             if ft.is_symlink() {
                 continue;
             }
+            // FIFOs, devices and sockets hold no text to search, and opening one can wait.
+            if !ft.is_dir() && !ft.is_file() {
+                continue;
+            }
             if let Some(name) = entry.file_name().to_str() {
                 entries.push((name.to_string(), ft.is_dir()));
             }
@@ -383,9 +424,12 @@ impl Folder {
 
     fn search_file(&self, rel: &Path, st: &mut Search<'_>) {
         st.files += 1;
-        let Ok(file) = self.dir.open(rel) else { return };
+        // FIFOs, devices, sockets and links are skipped, never opened.
+        let Ok(file) = self.open_regular(rel) else {
+            return;
+        };
         let Ok(meta) = file.metadata() else { return };
-        if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
+        if meta.len() > MAX_FILE_BYTES {
             return;
         }
         let mut bytes = Vec::new();
@@ -486,6 +530,36 @@ fn dot(rel: &Path) -> PathBuf {
     }
 }
 
+/// Restores blocking reads on a file opened with `O_NONBLOCK`.
+fn clear_nonblocking(file: &cap_std::fs::File) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl on a descriptor this function borrows for the call.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: as above; only O_NONBLOCK changes.
+    if unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// What a special file is, in words.
+fn special_kind(ft: &cap_std::fs::FileType) -> &'static str {
+    use cap_std::fs::FileTypeExt;
+    if ft.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_char_device() || ft.is_block_device() {
+        "a device"
+    } else {
+        "not a file"
+    }
+}
+
 fn is_escape(e: &io::Error) -> bool {
     let text = e.to_string();
     text.contains("outside")
@@ -563,6 +637,64 @@ mod tests {
         assert_eq!(out.structured["matches"].as_array().unwrap().len(), 1);
         assert_eq!(out.structured["matches"][0]["path"], "w/t.md");
         assert_eq!(out.structured["matches"][0]["line"], 1);
+    }
+
+    fn mkfifo(path: &Path) {
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    }
+
+    /// Runs `f` on a thread and fails the test if it takes more than 5 s, so
+    /// a blocking open shows up as a failure rather than a hung test run.
+    fn quickly<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(f()));
+        rx.recv_timeout(std::time::Duration::from_secs(5))
+            .expect("the call blocked")
+    }
+
+    #[test]
+    fn a_fifo_or_socket_is_not_a_regular_file_for_read_and_edit_and_search_skips_it() {
+        let (t, f) = folder();
+        let home = t.path().join("home");
+        mkfifo(&home.join("pipe"));
+        let _sock = std::os::unix::net::UnixListener::bind(home.join("sock")).unwrap();
+        f.write(Path::new("notes.md"), "a needle\n").unwrap();
+        let f = std::sync::Arc::new(f);
+        for name in ["pipe", "sock"] {
+            let g = f.clone();
+            let err = quickly(move || g.read(Path::new(name))).unwrap_err();
+            assert_eq!(err.code, berth_proto::codes::Code::NotRegularFile, "{err}");
+            assert!(err.message.contains("not a regular file"), "{err}");
+            let g = f.clone();
+            let err = quickly(move || g.edit(Path::new(name), "a", "b")).unwrap_err();
+            assert_eq!(err.code, berth_proto::codes::Code::NotRegularFile, "{err}");
+        }
+        assert!(
+            f.read(Path::new("pipe"))
+                .unwrap_err()
+                .message
+                .contains("FIFO")
+        );
+        let g = f.clone();
+        let out = quickly(move || g.search(Path::new(""), "needle")).unwrap();
+        assert_eq!(out.structured["matches"][0]["path"], "w/notes.md");
+        assert_eq!(out.structured["matches"].as_array().unwrap().len(), 1);
+        // Named directly, the FIFO is skipped too.
+        let g = f.clone();
+        let out = quickly(move || g.search(Path::new("pipe"), "needle")).unwrap();
+        assert!(out.structured["matches"].as_array().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_link_is_not_followed_even_inside_the_folder() {
+        let (t, f) = folder();
+        f.write(Path::new("real.md"), "text").unwrap();
+        std::os::unix::fs::symlink("real.md", t.path().join("home/alias.md")).unwrap();
+        let err = f.read(Path::new("alias.md")).unwrap_err();
+        assert!(err.message.contains("is a symlink"), "{err}");
+        assert_eq!(f.read(Path::new("real.md")).unwrap().text, "text");
     }
 
     #[test]

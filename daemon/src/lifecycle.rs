@@ -19,8 +19,15 @@ use crate::lock::InstanceLock;
 use crate::socket::BoundSocket;
 use crate::store::Store;
 
-/// How long in-flight requests may run once shutdown starts.
-const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
+/// How long calls under way may run once a stop starts; after it, nothing
+/// commits any more (docs/decisions/0015-stop-means-stopped.md).
+pub const STOP_GRACE: Duration = Duration::from_secs(2);
+/// Once stopped, how long the server may take to send its last answers
+/// (the stop's own) before the process exits regardless.
+const FLUSH: Duration = Duration::from_millis(200);
+/// How long the exit waits for pool threads; one stuck in a system call
+/// (a hung mount) must not keep the process, so this is short.
+const THREADS_EXIT_WAIT: Duration = Duration::from_millis(100);
 
 /// How `berthd` was started.
 #[derive(Debug, Clone, Default)]
@@ -128,8 +135,15 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
         limits,
         ready,
     ));
-    drop(lock);
-    result.map(|()| ExitCode::SUCCESS)
+    // Dropping the runtime would wait for every pool thread, for ever for one
+    // stuck in open() or on a hung mount: wait briefly, then leave. The lock
+    // is held until the process is gone (the kernel drops it at exit), so
+    // `status` and `stop --force` see a process as long as there is one.
+    runtime.shutdown_timeout(THREADS_EXIT_WAIT);
+    result?;
+    // Without running `lock`'s destructor: the lock goes with the process.
+    tracing::info!(lock = ?lock.path(), "berthd exits; the kernel releases its lock");
+    std::process::exit(0)
 }
 
 async fn serve(
@@ -174,7 +188,7 @@ async fn serve(
                 _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
                 _ = int.recv() => tracing::info!("SIGINT: shutting down"),
             }
-            device.stop();
+            device.shut_down(STOP_GRACE).await;
         }
     });
     tracing::info!(
@@ -192,8 +206,8 @@ async fn serve(
         () = async {
             device.stopped().await;
             // Long-lived calls (a session's stream) must not hold up exit.
-            tokio::time::sleep(SHUTDOWN_GRACE).await;
-        } => tracing::info!("grace period over; exiting"),
+            tokio::time::sleep(FLUSH).await;
+        } => tracing::info!("stopped; exiting"),
     }
     tracing::info!("berthd stopped");
     Ok(())

@@ -15,6 +15,7 @@ use tracing::instrument;
 
 use crate::caller::Caller;
 use crate::device::Device;
+use crate::pool::Lane;
 use crate::workspaces::WorkspaceView;
 
 /// The service, wrapped in the version check.
@@ -68,16 +69,26 @@ pub struct Service {
 }
 
 impl Service {
-    /// Runs an operation that writes or may block on the disk off the async
-    /// workers, so a slow filesystem never stalls other clients.
+    /// Runs an operation that reads the store, writes, or may block on the
+    /// disk on the bounded pool, with its deadline, off the async workers:
+    /// a slow filesystem never stalls other clients.
     async fn blocking<T: Send + 'static>(
         &self,
         op: impl FnOnce(&Device) -> Result<T, crate::error::BerthError> + Send + 'static,
     ) -> Result<T, Status> {
+        self.in_lane(Lane::Requests, op).await
+    }
+
+    async fn in_lane<T: Send + 'static>(
+        &self,
+        lane: Lane,
+        op: impl FnOnce(&Device) -> Result<T, crate::error::BerthError> + Send + 'static,
+    ) -> Result<T, Status> {
         let device = self.device.clone();
-        tokio::task::spawn_blocking(move || op(&device))
+        self.device
+            .pool
+            .run(lane, move || op(&device))
             .await
-            .map_err(|e| Code::Internal.status(format!("operation failed: {e}")))?
             .map_err(Status::from)
     }
 
@@ -167,13 +178,12 @@ impl pb::berth_server::Berth for Service {
     ) -> Result<Response<pb::CallToolReply>, Status> {
         let r = req.into_inner();
         tracing::Span::current().record("tool", r.tool.as_str());
-        let device = self.device.clone();
-        // File tools do blocking I/O; keep it off the async workers.
-        let reply = tokio::task::spawn_blocking(move || {
-            device.call_tool(&r.session_id, &r.tool, &r.arguments_json)
-        })
-        .await
-        .map_err(|e| Code::Internal.status(format!("tool task failed: {e}")))??;
+        // File tools touch whatever the user's folders hold: their own lane.
+        let reply = self
+            .in_lane(Lane::Tools, move |d| {
+                d.call_tool(&r.session_id, &r.tool, &r.arguments_json)
+            })
+            .await?;
         Ok(Response::new(pb::CallToolReply {
             text: reply.output.text,
             structured_json: reply.output.structured.to_string(),
@@ -255,7 +265,8 @@ impl pb::berth_server::Berth for Service {
         _: Request<pb::ShutdownRequest>,
     ) -> Result<Response<pb::ShutdownReply>, Status> {
         tracing::info!("shutdown requested");
-        self.device.stop();
+        // Answered only once no write can commit any more.
+        self.device.shut_down(crate::lifecycle::STOP_GRACE).await;
         Ok(Response::new(pb::ShutdownReply {}))
     }
 
@@ -267,8 +278,8 @@ impl pb::berth_server::Berth for Service {
         let r = req.into_inner();
         let caller = caller_of(r.caller)?;
         let answer = self
-            .device
-            .resolve(&caller, &r.path, opt(&r.workspace), mode_of(r.mode))?;
+            .blocking(move |d| d.resolve(&caller, &r.path, opt(&r.workspace), mode_of(r.mode)))
+            .await?;
         Ok(Response::new(pb::ResolveReply {
             resolution: Some(self.res(answer)),
         }))
@@ -323,7 +334,7 @@ impl pb::berth_server::Berth for Service {
         &self,
         _: Request<pb::ListWorkspacesRequest>,
     ) -> Result<Response<pb::ListWorkspacesReply>, Status> {
-        let (active, views) = self.device.list_workspaces()?;
+        let (active, views) = self.blocking(|d| d.list_workspaces()).await?;
         Ok(Response::new(pb::ListWorkspacesReply {
             active,
             workspaces: views.into_iter().map(workspace_info).collect(),
@@ -434,7 +445,9 @@ impl pb::berth_server::Berth for Service {
         req: Request<pb::ListRootsRequest>,
     ) -> Result<Response<pb::ListRootsReply>, Status> {
         let r = req.into_inner();
-        let roots = self.device.list_roots(opt(&r.workspace))?;
+        let roots = self
+            .blocking(move |d| d.list_roots(opt(&r.workspace)))
+            .await?;
         Ok(Response::new(pb::ListRootsReply {
             roots: roots
                 .into_iter()
@@ -452,7 +465,8 @@ impl pb::berth_server::Berth for Service {
         req: Request<pb::SettingRequest>,
     ) -> Result<Response<pb::SettingReply>, Status> {
         let r = req.into_inner();
-        let value = self.device.get_setting(&r.key)?;
+        let key = r.key.clone();
+        let value = self.blocking(move |d| d.get_setting(&key)).await?;
         Ok(Response::new(pb::SettingReply { key: r.key, value }))
     }
 

@@ -11,7 +11,8 @@
 //! anything writes to it.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rusqlite::{
     Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
@@ -166,6 +167,8 @@ pub enum StoreError {
 /// The registry's storage.
 pub struct Store {
     conn: Mutex<Connection>,
+    /// Set once the daemon stops: from then on every commit is rolled back.
+    writes_closed: Arc<AtomicBool>,
 }
 
 impl Store {
@@ -180,8 +183,12 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
+        let writes_closed = Arc::new(AtomicBool::new(false));
+        let mut conn = conn;
+        conn.commit_hook(Some(refuse_commit(writes_closed.clone())))?;
         let mut store = Store {
             conn: Mutex::new(conn),
+            writes_closed,
         };
         store.migrate()?;
         Ok(store)
@@ -199,6 +206,20 @@ impl Store {
             tracing::info!(version, "migrated the registry schema");
         }
         Ok(())
+    }
+
+    /// Refuses every write from now on: each commit becomes a rollback.
+    pub fn close_writes(&self) {
+        self.writes_closed.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether no statement runs right now. Commits hold the connection, so
+    /// once writes are closed and this is `true`, no write can land any more.
+    pub fn is_idle(&self) -> bool {
+        !matches!(
+            self.conn.try_lock(),
+            Err(std::sync::TryLockError::WouldBlock)
+        )
     }
 
     fn with<T>(
@@ -539,10 +560,24 @@ fn path_text(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// The gate every commit passes, in the store itself so that no write path
+/// can miss it: once writes are closed (the daemon stops), or when the call
+/// that writes was given up at its deadline, the commit becomes a rollback.
+/// SQLite then answers `SQLITE_CONSTRAINT_COMMITHOOK` ([`is_refused_commit`]).
+fn refuse_commit(closed: Arc<AtomicBool>) -> impl FnMut() -> bool + Send + 'static {
+    move || closed.load(Ordering::SeqCst) || !crate::pool::may_commit()
+}
+
+/// Whether SQLite refused a commit because the gate said no.
+pub fn is_refused_commit(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _)
+        if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_COMMITHOOK)
+}
+
 fn constraint(e: rusqlite::Error, what: impl FnOnce() -> String) -> StoreError {
     match e {
         rusqlite::Error::SqliteFailure(f, _)
-            if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+            if f.code == rusqlite::ErrorCode::ConstraintViolation && !is_refused_commit(&e) =>
         {
             StoreError::Constraint(what())
         }
@@ -730,6 +765,27 @@ mod tests {
         let reg = store.snapshot().unwrap();
         assert!(reg.exists("w"));
         assert_eq!(reg.roots_of("w").count(), 1);
+    }
+
+    #[test]
+    fn once_writes_are_closed_nothing_commits_and_the_error_says_stopping() {
+        let (_t, s) = fresh();
+        s.close_writes();
+        let err = s.set_setting("k", "v").unwrap_err();
+        assert!(
+            matches!(&err, StoreError::Sqlite(e) if is_refused_commit(e)),
+            "{err}"
+        );
+        let err = crate::error::BerthError::from(err);
+        assert_eq!(err.code, berth_proto::codes::Code::ShuttingDown, "{err}");
+        // Not mistaken for a duplicate by the constraint mapping.
+        let err = s.create_workspace("zz", &Home::Managed).unwrap_err();
+        assert!(!matches!(err, StoreError::Constraint(_)), "{err}");
+        assert!(s.delete_workspace("default").is_err());
+        assert_eq!(s.get_setting("k").unwrap(), None);
+        let reg = s.snapshot().unwrap();
+        assert!(reg.exists("default") && !reg.exists("zz"));
+        assert!(s.is_idle());
     }
 
     #[test]

@@ -25,6 +25,14 @@ pub enum Code {
     ClientOutdated,
     /// Something failed inside the daemon (storage, I/O).
     Internal,
+    /// A file tool met a FIFO, device or socket, which it never opens for
+    /// reading or writing (opening one can wait for ever).
+    NotRegularFile,
+    /// The daemon is stopping: it takes no new work and commits no new write.
+    ShuttingDown,
+    /// The call did not finish within the daemon's deadline (a hung or slow
+    /// filesystem); a write that timed out was not committed.
+    TimedOut,
 }
 
 impl Code {
@@ -37,6 +45,9 @@ impl Code {
             Code::DaemonOutdated => "daemon-outdated",
             Code::ClientOutdated => "client-outdated",
             Code::Internal => "internal",
+            Code::NotRegularFile => "not-regular-file",
+            Code::ShuttingDown => "shutting-down",
+            Code::TimedOut => "timed-out",
         }
     }
 
@@ -49,6 +60,9 @@ impl Code {
             "daemon-outdated" => Code::DaemonOutdated,
             "client-outdated" => Code::ClientOutdated,
             "internal" => Code::Internal,
+            "not-regular-file" => Code::NotRegularFile,
+            "shutting-down" => Code::ShuttingDown,
+            "timed-out" => Code::TimedOut,
             _ => return None,
         })
     }
@@ -73,6 +87,9 @@ impl Code {
             Code::Invalid => tonic::Code::InvalidArgument,
             Code::DaemonOutdated | Code::ClientOutdated => tonic::Code::FailedPrecondition,
             Code::Internal => tonic::Code::Internal,
+            Code::NotRegularFile => tonic::Code::FailedPrecondition,
+            Code::ShuttingDown => tonic::Code::Unavailable,
+            Code::TimedOut => tonic::Code::DeadlineExceeded,
         };
         let mut status = tonic::Status::new(grpc, message);
         status
@@ -111,6 +128,9 @@ mod tests {
             Code::DaemonOutdated,
             Code::ClientOutdated,
             Code::Internal,
+            Code::NotRegularFile,
+            Code::ShuttingDown,
+            Code::TimedOut,
         ] {
             assert_eq!(Code::of(&code.status("x")), Some(code));
         }

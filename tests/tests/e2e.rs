@@ -63,6 +63,9 @@ mod logs;
 // Floods of idle and half-open connections: bounded, closed, others answered (SPEC §11).
 #[path = "e2e/flood.rs"]
 mod flood;
+// Special files and stuck calls: the daemon keeps answering, and stop means stopped.
+#[path = "e2e/stuck.rs"]
+mod stuck;
 
 /// Every file in `tests/e2e/` is compiled: a file without a `mod` line above
 /// would silently never run (jj's `test_no_forgotten_test_files`).

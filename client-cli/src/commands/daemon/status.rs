@@ -12,15 +12,23 @@ pub async fn cmd_daemon_status(ctx: &mut Ctx) -> Result<(), CliError> {
     let data_dir = paths::data_dir(&ctx.env)
         .map(|d| d.display().to_string())
         .unwrap_or_default();
-    let status = match Connection::open_existing(&ctx.env).await? {
-        Some(mut conn) => match conn.status().await {
-            Ok(s) => Some(s),
-            // A daemon killed a moment ago can still accept a connection it
-            // will never answer; with its lock gone, it is not running.
-            Err(ClientError::ConnectionLost { .. }) if !client::lock_is_held(&socket) => None,
-            Err(e) => return Err(e.into()),
-        },
-        None => None,
+    let answer = match Connection::open_existing(&ctx.env).await {
+        Ok(Some(mut conn)) => conn.status().await.map(Some),
+        Ok(None) => Ok(None),
+        Err(e) => Err(e),
+    };
+    let status = match answer {
+        Ok(Some(s)) => Some(s),
+        // No answer, but the lock is held: a process still runs (stopping,
+        // starting, or stuck), and saying "not running" would invite a second
+        // daemon or a wrong conclusion.
+        _ if client::lock_is_held(&socket) => {
+            return silent(ctx, client::daemon_pid(&socket), &socket, &data_dir);
+        }
+        // A daemon killed a moment ago can still accept a connection it
+        // will never answer; with its lock gone, it is not running.
+        Ok(None) | Err(ClientError::ConnectionLost { .. }) => None,
+        Err(e) => return Err(e.into()),
     };
     if ctx.json {
         return output::json(&super::status_json(
@@ -36,4 +44,28 @@ pub async fn cmd_daemon_status(ctx: &mut Ctx) -> Result<(), CliError> {
             socket.display()
         )),
     }
+}
+
+/// A daemon that holds its lock but gave no status.
+fn silent(
+    ctx: &Ctx,
+    pid: Option<u32>,
+    socket: &std::path::Path,
+    data_dir: &str,
+) -> Result<(), CliError> {
+    if ctx.json {
+        return output::json(&serde_json::json!({
+            "running": true,
+            "answering": false,
+            "pid": pid,
+            "version": null,
+            "socket": socket.display().to_string(),
+            "data_dir": data_dir,
+        }));
+    }
+    let pid = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+    output::text(&format!(
+        "berthd{pid} is running but does not answer (it may be stopping or starting); if it stays so: berth daemon stop --force\nsocket: {}\ndata dir: {data_dir}\n",
+        socket.display()
+    ))
 }

@@ -1,0 +1,306 @@
+//! The bounded pool that the daemon's blocking work runs on, with a deadline
+//! for each call (docs/decisions/0015-stop-means-stopped.md).
+//!
+//! A call that blocks (a hung network mount, a file that never answers)
+//! costs its caller a clear "timed out" and one thread, never the daemon:
+//! the async workers only wait, and each lane holds a bounded number of
+//! threads, so file tools stuck by the dozen leave registry requests,
+//! resolution and `status` answered. A call given up at its deadline may
+//! still be running; it can no longer commit a write (the store asks
+//! [`may_commit`]), so a caller told "timed out" never finds the write done
+//! later. And a call that did commit is answered by its real outcome, however
+//! late: the answer never contradicts the registry.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::time::Duration;
+
+use tokio::sync::{Semaphore, watch};
+
+use crate::error::BerthError;
+
+/// How long a call may take, waiting for a thread included. Below the
+/// clients' 5 s answer timeout, so the caller reads berth's own message
+/// rather than a lost connection.
+pub const CALL_DEADLINE: Duration = Duration::from_secs(4);
+/// Threads for file tools at once.
+pub const TOOL_THREADS: usize = 16;
+/// Threads for everything else (registry, resolution, hooks, sessions).
+pub const REQUEST_THREADS: usize = 32;
+
+/// Which lane a call runs in: file tools cannot crowd out the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lane {
+    /// MCP file tools, which touch whatever the user's folders hold.
+    Tools,
+    /// Registry reads and writes, resolution, hooks, sessions.
+    Requests,
+}
+
+/// The pool: two lanes of bounded threads, and the count of calls running.
+pub struct Pool {
+    tools: Arc<Semaphore>,
+    requests: Arc<Semaphore>,
+    deadline: Duration,
+    running: Arc<watch::Sender<usize>>,
+    stopping: AtomicBool,
+}
+
+impl Default for Pool {
+    fn default() -> Self {
+        Pool::new(TOOL_THREADS, REQUEST_THREADS, CALL_DEADLINE)
+    }
+}
+
+impl Pool {
+    /// A pool with these many threads per lane and this deadline per call.
+    pub fn new(tools: usize, requests: usize, deadline: Duration) -> Pool {
+        Pool {
+            tools: Arc::new(Semaphore::new(tools)),
+            requests: Arc::new(Semaphore::new(requests)),
+            deadline,
+            running: Arc::new(watch::channel(0).0),
+            stopping: AtomicBool::new(false),
+        }
+    }
+
+    /// Runs `f` on a pool thread of `lane` and answers by the deadline.
+    /// Refused once the daemon is stopping.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        lane: Lane,
+        f: impl FnOnce() -> Result<T, BerthError> + Send + 'static,
+    ) -> Result<T, BerthError> {
+        self.refuse_when_stopping()?;
+        let deadline = tokio::time::Instant::now() + self.deadline;
+        let permits = match lane {
+            Lane::Tools => self.tools.clone(),
+            Lane::Requests => self.requests.clone(),
+        };
+        let permit = match tokio::time::timeout_at(deadline, permits.acquire_owned()).await {
+            Ok(Ok(permit)) => permit,
+            Ok(Err(_)) => return Err(BerthError::internal("the daemon's thread pool is closed")),
+            Err(_) => return Err(self.busy(lane)),
+        };
+        self.refuse_when_stopping()?;
+        let fate = Arc::new(Fate::default());
+        let call = fate.clone();
+        self.running.send_modify(|n| *n += 1);
+        let running = Running(self.running.clone());
+        let mut handle = tokio::task::spawn_blocking(move || {
+            // Held until the work really ends: a stuck call keeps its thread
+            // counted, so the lane stays bounded.
+            let _permit = permit;
+            let _running = running;
+            let _current = Current::enter(call);
+            f()
+        });
+        tokio::select! {
+            joined = &mut handle => joined_result(joined),
+            () = tokio::time::sleep_until(deadline) => {
+                if fate.abandon() {
+                    Err(BerthError::timed_out(format!(
+                        "the call did not finish within {} s, so berth gave up on it and nothing it would have written will be written; a file or mount it touches may hang (a network filesystem?). Try again, or check that folder",
+                        self.deadline.as_secs_f32()
+                    )))
+                } else {
+                    // It committed a write: its real answer, however late.
+                    joined_result(handle.await)
+                }
+            }
+        }
+    }
+
+    /// From now on, new calls are refused.
+    pub fn stop_taking_work(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+    }
+
+    /// Waits until no call runs, or `grace` passes; `true` when none runs.
+    pub async fn drain(&self, grace: Duration) -> bool {
+        let mut rx = self.running.subscribe();
+        tokio::time::timeout(grace, rx.wait_for(|n| *n == 0))
+            .await
+            .is_ok()
+    }
+
+    fn refuse_when_stopping(&self) -> Result<(), BerthError> {
+        if self.stopping.load(Ordering::SeqCst) {
+            return Err(BerthError::shutting_down(
+                "berthd is stopping and takes no new work, so nothing was done; run the command again in a moment (it starts a new berthd)",
+            ));
+        }
+        Ok(())
+    }
+
+    fn busy(&self, lane: Lane) -> BerthError {
+        let what = match lane {
+            Lane::Tools => "file tool calls",
+            Lane::Requests => "requests",
+        };
+        BerthError::timed_out(format!(
+            "berthd is busy: every thread for {what} is taken (calls stuck on a hung folder?), and none came free within {} s; nothing was done. Try again, or restart berthd with `berth daemon stop`",
+            self.deadline.as_secs_f32()
+        ))
+    }
+}
+
+fn joined_result<T>(
+    joined: Result<Result<T, BerthError>, tokio::task::JoinError>,
+) -> Result<T, BerthError> {
+    joined.unwrap_or_else(|e| Err(BerthError::internal(format!("the operation failed: {e}"))))
+}
+
+/// Counts a call as running until its thread lets go of this.
+struct Running(Arc<watch::Sender<usize>>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n -= 1);
+    }
+}
+
+/// A call's fate, decided once: it committed a write, or it was given up.
+#[derive(Default)]
+struct Fate(AtomicU8);
+
+const RUNNING: u8 = 0;
+const COMMITTED: u8 = 1;
+const ABANDONED: u8 = 2;
+
+impl Fate {
+    /// Gives the call up, unless it already committed.
+    fn abandon(&self) -> bool {
+        self.0
+            .compare_exchange(RUNNING, ABANDONED, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+
+    /// Lets the call commit, unless it was given up.
+    fn commit(&self) -> bool {
+        match self
+            .0
+            .compare_exchange(RUNNING, COMMITTED, Ordering::SeqCst, Ordering::SeqCst)
+        {
+            Ok(_) => true,
+            Err(now) => now == COMMITTED,
+        }
+    }
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Arc<Fate>>> = const { RefCell::new(None) };
+}
+
+/// The call running on this thread, for as long as this lives.
+struct Current;
+
+impl Current {
+    fn enter(fate: Arc<Fate>) -> Current {
+        CURRENT.with(|c| *c.borrow_mut() = Some(fate));
+        Current
+    }
+}
+
+impl Drop for Current {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.borrow_mut().take());
+    }
+}
+
+/// Whether the call on this thread may commit a write: `false` once it was
+/// given up at its deadline (its caller was told it failed). Work outside the
+/// pool (start-up, the periodic sweep) may always commit.
+pub fn may_commit() -> bool {
+    CURRENT.with(|c| c.borrow().as_ref().is_none_or(|fate| fate.commit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use berth_proto::codes::Code;
+    use std::sync::mpsc;
+
+    const SHORT: Duration = Duration::from_millis(200);
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_call_that_blocks_for_ever_times_out_while_other_calls_still_run() {
+        let pool = Arc::new(Pool::new(2, 2, SHORT));
+        // Never sent: the closure blocks until the test ends.
+        let (_keep, never) = mpsc::channel::<()>();
+        let started = tokio::time::Instant::now();
+        let stuck = pool
+            .run(Lane::Tools, move || {
+                let _ = never.recv();
+                Ok(())
+            })
+            .await;
+        let err = stuck.unwrap_err();
+        assert_eq!(err.code, Code::TimedOut, "{err}");
+        assert!(started.elapsed() < SHORT * 5, "{:?}", started.elapsed());
+        // The stuck thread still runs; the other lane, and the tool lane's
+        // other thread, still answer.
+        assert_eq!(pool.run(Lane::Requests, || Ok(7)).await.unwrap(), 7);
+        assert_eq!(pool.run(Lane::Tools, || Ok(8)).await.unwrap(), 8);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_full_lane_times_out_with_busy_and_leaves_the_other_lane_answering() {
+        let pool = Arc::new(Pool::new(1, 1, SHORT));
+        let (_keep, never) = mpsc::channel::<()>();
+        let _ = pool
+            .run(Lane::Tools, move || {
+                let _ = never.recv();
+                Ok(())
+            })
+            .await;
+        let err = pool.run(Lane::Tools, || Ok(())).await.unwrap_err();
+        assert!(err.message.contains("busy"), "{err}");
+        assert_eq!(pool.run(Lane::Requests, || Ok(1)).await.unwrap(), 1);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_call_given_up_can_no_longer_commit_and_one_that_committed_is_awaited() {
+        let pool = Arc::new(Pool::new(2, 2, SHORT));
+        let (tx, rx) = mpsc::channel();
+        let (go, wait) = mpsc::channel::<()>();
+        let late = pool.run(Lane::Requests, move || {
+            let _ = wait.recv();
+            tx.send(may_commit()).unwrap();
+            Ok(())
+        });
+        assert_eq!(late.await.unwrap_err().code, Code::TimedOut);
+        go.send(()).unwrap();
+        assert!(!rx.recv().unwrap(), "a call given up may not commit");
+        // One that committed before its deadline is answered by its outcome.
+        let slow = pool
+            .run(Lane::Requests, || {
+                assert!(may_commit());
+                std::thread::sleep(SHORT * 2);
+                Ok("done")
+            })
+            .await;
+        assert_eq!(slow.unwrap(), "done");
+        assert!(may_commit(), "outside the pool, writes are not gated");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn once_stopping_new_calls_are_refused_and_drain_waits_for_running_ones() {
+        let pool = Arc::new(Pool::new(2, 2, Duration::from_secs(5)));
+        let p = pool.clone();
+        let running = tokio::spawn(async move {
+            p.run(Lane::Requests, || {
+                std::thread::sleep(SHORT);
+                Ok(())
+            })
+            .await
+        });
+        tokio::time::sleep(SHORT / 4).await;
+        pool.stop_taking_work();
+        let err = pool.run(Lane::Requests, || Ok(())).await.unwrap_err();
+        assert_eq!(err.code, Code::ShuttingDown, "{err}");
+        assert!(pool.drain(Duration::from_secs(5)).await);
+        running.await.unwrap().unwrap();
+    }
+}
