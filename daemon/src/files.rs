@@ -58,6 +58,11 @@ impl Folder {
         Ok(Folder { dir, prefix })
     }
 
+    /// Wraps a folder already opened (a workspace's home, see `Device::open_home`).
+    pub fn from_dir(dir: Dir, prefix: String) -> Folder {
+        Folder { dir, prefix }
+    }
+
     /// The qualified spelling of `rel`.
     pub fn q(&self, rel: &Path) -> String {
         format!("{}{}", self.prefix, rel.display())

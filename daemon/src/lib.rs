@@ -34,6 +34,7 @@ pub mod homes;
 pub mod hooks;
 pub mod instructions;
 pub mod lifecycle;
+pub mod linkfree;
 pub mod lock;
 pub mod logging;
 pub mod roots;

@@ -134,6 +134,8 @@ async fn serve(
     if let Err(e) = device.end_unseen_sessions(crate::sessions::now_secs()) {
         tracing::warn!(error = %e, "could not close the sessions of the last run");
     }
+    // Before any tool runs: record which folders the local homes are, report nested ones.
+    device.check_homes_at_start();
     tokio::spawn(sweep_periodically(device.clone()));
     let (incoming, _socket_guard) = bound.incoming(uid);
     let service = crate::server::service(device.clone());

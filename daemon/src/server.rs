@@ -105,6 +105,8 @@ fn workspace_info(v: WorkspaceView) -> pb::WorkspaceInfo {
         home: v.home.display().to_string(),
         home_mode: v.home_mode.to_string(),
         roots: v.roots.iter().map(|r| r.display().to_string()).collect(),
+        error: v.error.unwrap_or_default(),
+        notes: v.notes,
     }
 }
 
