@@ -4,6 +4,7 @@
 //! and group, temporary files do not pile up, and a bad registry row costs only its own
 //! workspace.
 
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use berth_proto::client::Connection;
@@ -274,6 +275,57 @@ async fn a_link_or_a_folder_moved_into_a_homes_place_is_refused_and_nothing_land
         std::fs::read_to_string(home_b.join("sentinel")).unwrap(),
         "still of wb\n"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edit_and_write_keep_mode_and_group_and_a_new_file_follows_the_umask() {
+    let env = TestEnv::new();
+    let home = env.dir("home/notes");
+    create(&env, "n", &home);
+    let secret = home.join("secret.env");
+    let run = home.join("run.sh");
+    std::fs::write(&secret, "TOKEN=1\n").unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::write(&run, "#!/bin/sh\necho hi\n").unwrap();
+    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o750)).unwrap();
+    std::os::unix::fs::chown(&run, None, Some(65534)).unwrap();
+
+    let mut s = Session::open(&env).await;
+    s.ok(
+        "edit",
+        json!({"path": "n/secret.env", "old": "1", "new": "2"}),
+    )
+    .await;
+    s.ok(
+        "edit",
+        json!({"path": "n/run.sh", "old": "hi", "new": "ho"}),
+    )
+    .await;
+    s.ok(
+        "write",
+        json!({"path": "n/secret.env", "content": "TOKEN=3\n"}),
+    )
+    .await;
+    s.ok("write", json!({"path": "n/fresh.txt", "content": "new"}))
+        .await;
+
+    let meta = |p: &Path| std::fs::metadata(p).unwrap();
+    assert_eq!(meta(&secret).mode() & 0o7777, 0o600, "the secret's mode");
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "TOKEN=3\n");
+    assert_eq!(meta(&run).mode() & 0o7777, 0o750, "the script's mode");
+    assert_eq!(meta(&run).gid(), 65534, "the script's group");
+    let umask = daemon_umask(&env);
+    assert_eq!(
+        meta(&home.join("fresh.txt")).mode() & 0o7777,
+        0o666 & !umask
+    );
+}
+
+/// The daemon's umask, as the kernel reports it.
+fn daemon_umask(env: &TestEnv) -> u32 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", env.daemon_pid())).unwrap();
+    let line = status.lines().find(|l| l.starts_with("Umask:")).unwrap();
+    u32::from_str_radix(line["Umask:".len()..].trim(), 8).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
