@@ -13,12 +13,19 @@ use std::collections::{BTreeMap, HashMap};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
+use crate::atomic::{Budget, sweep_stale};
 use crate::device::Device;
 use crate::error::BerthError;
 use crate::homeguard::{GuardCtx, HomeRefusal, check_home_lexical};
 use crate::linkfree::{self, Identity};
 use crate::pathutil::{is_strict_ancestor, normalize};
 use crate::registry::{Home, Registry, WorkspaceEntry};
+
+/// How much the start-up sweep of temporary files may read: entries in all, and folders deep.
+pub const SWEEP_BUDGET: Budget = Budget {
+    entries: 200_000,
+    depth: 64,
+};
 
 /// A workspace's home, opened: the handle its file tools work through.
 pub struct OpenedHome {
@@ -259,7 +266,8 @@ impl Device {
     }
 
     /// Records the identity of every local home that has none yet, and logs nested homes.
-    /// Run once at start, before any tool can move a folder.
+    /// Run once at start, so a row from an older build is pinned to its folder as early as
+    /// possible (a tool's first open would record it too).
     pub fn check_homes_at_start(&self) {
         let reg = self.registry();
         for entry in reg.workspaces.values() {
@@ -275,6 +283,56 @@ impl Device {
                 tracing::warn!(workspace = %name, "{note}");
             }
         }
+    }
+
+    /// Removes the temporary files that writers killed mid-write left in the folders berth
+    /// writes to: every home that exists, the scratch folders, and the `.berth` folder of each
+    /// root (where project files are written). Only files of berth's own pattern whose writer
+    /// no longer runs; no link is followed, and the whole sweep reads at most
+    /// [`SWEEP_BUDGET`]. Runs once at start, beside the serving daemon.
+    pub fn sweep_stale_temps(&self) -> usize {
+        let mut budget = SWEEP_BUDGET;
+        let reg = self.registry();
+        let mut removed = 0;
+        for entry in reg.workspaces.values() {
+            let Ok(path) = home_of(entry, &self.data_dir, &self.guard_ctx()) else {
+                continue;
+            };
+            // A managed home is made on first use; the sweep does not make one.
+            if matches!(entry.home, Home::Managed) && !path.is_dir() {
+                continue;
+            }
+            if let Ok(home) = self.open_home(entry) {
+                removed += sweep_stale(&home.dir, &mut budget, 0);
+            }
+        }
+        let scratch = rustix::fs::open(
+            &self.data_dir,
+            rustix::fs::OFlags::RDONLY
+                | rustix::fs::OFlags::DIRECTORY
+                | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .map_err(std::io::Error::from)
+        .and_then(|data| linkfree::open_dir_beneath(Some(&data), Path::new("scratch")));
+        if let Ok(fd) = scratch {
+            removed += sweep_stale(&cap_std::fs::Dir::from(fd), &mut budget, 0);
+        }
+        for root in &reg.roots {
+            if let Ok(fd) = linkfree::open_dir(&root.path.join(".berth")) {
+                // Only that folder: the project's own files are not berth's to look through.
+                let depth = budget.depth;
+                removed += sweep_stale(&cap_std::fs::Dir::from(fd), &mut budget, depth);
+            }
+        }
+        if budget.entries == 0 {
+            tracing::warn!(
+                "the sweep of temporary files stopped after {} entries; the rest waits for the next start",
+                SWEEP_BUDGET.entries
+            );
+        }
+        tracing::info!(removed, "swept berth's stale temporary files");
+        removed
     }
 
     /// The facts the home guard judges against.

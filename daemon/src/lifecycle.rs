@@ -134,8 +134,15 @@ async fn serve(
     if let Err(e) = device.end_unseen_sessions(crate::sessions::now_secs()) {
         tracing::warn!(error = %e, "could not close the sessions of the last run");
     }
-    // Before any tool runs: record which folders the local homes are, report nested ones.
-    device.check_homes_at_start();
+    // Record which folders the local homes are, report nested ones, then sweep the temporary
+    // files killed writers left; off the serving path, so a slow mount never delays start-up.
+    tokio::task::spawn_blocking({
+        let device = device.clone();
+        move || {
+            device.check_homes_at_start();
+            device.sweep_stale_temps()
+        }
+    });
     tokio::spawn(sweep_periodically(device.clone()));
     let (incoming, _socket_guard) = bound.incoming(uid);
     let service = crate::server::service(device.clone());

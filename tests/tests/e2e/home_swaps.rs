@@ -367,3 +367,58 @@ async fn a_bad_row_costs_only_its_own_workspace() {
         ["default", "other"]
     );
 }
+
+/// What writers killed mid-write left is swept at the next start, from the folders berth
+/// writes to; a user's file of a like name and a live writer's file are kept.
+#[test]
+fn stale_temporary_files_of_dead_writers_are_removed_at_start() {
+    let env = TestEnv::new();
+    let notes = env.dir("home/notes");
+    create(&env, "notes", &notes);
+    let proj = env.git_root(env.dir("home/proj"));
+    let _ = env.run_in(&proj, ["workspace", "use", "default"]).success();
+    let _ = env.run_berth(["daemon", "stop"]).success();
+    env.wait_no_daemon(std::time::Duration::from_secs(10));
+
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    // Another berthd, running: its files may still be written.
+    let other = TestEnv::new();
+    let _ = other.json(["workspace", "list"]);
+    let live = other.daemon_pid();
+
+    let managed = env.managed_home("default");
+    std::fs::create_dir_all(managed.join("d")).unwrap();
+    std::fs::create_dir_all(notes.join("deep/er")).unwrap();
+    let stale = [
+        notes.join(format!("deep/er/.big.bin.berth-tmp-{dead}-0")),
+        managed.join(format!("d/.x.md.berth-tmp-{dead}-1")),
+        proj.join(format!(".berth/.workspace.json.berth-tmp-{dead}-2")),
+    ];
+    let kept = [
+        notes.join(format!(".x.md.berth-tmp-{live}-0")),
+        notes.join(".x.md.berth-tmp-notes"),
+        notes.join(format!("x.md.berth-tmp-{dead}-0")),
+        notes.join(format!("deep/.x.md.berth-tmp-{dead}")),
+    ];
+    std::fs::write(&stale[0], vec![b'x'; 3 << 20]).unwrap();
+    for f in stale.iter().skip(1).chain(&kept) {
+        std::fs::write(f, "x").unwrap();
+    }
+
+    let _ = env.json(["workspace", "list"]);
+    berth_tests::wait_until(std::time::Duration::from_secs(20), || {
+        let log = env.log();
+        (log.matches("swept berth's stale temporary files").count() >= 2)
+            .then_some(())
+            .ok_or(log)
+    })
+    .unwrap_or_else(|log| panic!("no second sweep logged:\n{log}"));
+    for f in &stale {
+        assert!(!f.exists(), "{} stayed", f.display());
+    }
+    for f in &kept {
+        assert!(f.exists(), "{} was removed", f.display());
+    }
+}
