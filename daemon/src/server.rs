@@ -325,7 +325,9 @@ impl pb::berth_server::Berth for Service {
         &self,
         _: Request<pb::ListWorkspacesRequest>,
     ) -> Result<Response<pb::ListWorkspacesReply>, Status> {
-        let (active, views) = self.device.list_workspaces()?;
+        // Opens each local home (to report one moved or swapped): filesystem work, off the
+        // async workers.
+        let (active, views) = self.blocking(|d| d.list_workspaces()).await?;
         Ok(Response::new(pb::ListWorkspacesReply {
             active,
             workspaces: views.into_iter().map(workspace_info).collect(),
