@@ -6,9 +6,8 @@
 //! link inside the folder that points out. Writes are atomic (a temporary
 //! file, flushed, then renamed). Sizes are bounded with clear errors.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
@@ -56,6 +55,11 @@ impl Folder {
             ))
         })?;
         Ok(Folder { dir, prefix })
+    }
+
+    /// Wraps a folder already opened (a workspace's home, see `Device::open_home`).
+    pub fn from_dir(dir: Dir, prefix: String) -> Folder {
+        Folder { dir, prefix }
     }
 
     /// The qualified spelling of `rel`.
@@ -251,7 +255,6 @@ impl Folder {
     }
 
     fn write_atomic(&self, rel: &Path, bytes: &[u8]) -> Result<(), BerthError> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
         let Some(name) = rel.file_name() else {
             return Err(BerthError::refused(format!(
                 "{}: give a file name",
@@ -273,25 +276,15 @@ impl Folder {
         if self.dir.symlink_metadata(rel).is_ok_and(|m| m.is_dir()) {
             return Err(BerthError::refused(format!("{}: is a folder", self.q(rel))));
         }
-        let tmp = parent.join(format!(
-            ".{}.berth-tmp-{}-{}",
-            name.to_string_lossy(),
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        let result = (|| {
-            let mut f = self
-                .dir
-                .open_with(&tmp, OpenOptions::new().write(true).create_new(true))?;
-            f.write_all(bytes)?;
-            f.sync_all()?;
-            self.dir.rename(&tmp, &self.dir, rel)
-        })();
-        if let Err(e) = result {
-            let _ = self.dir.remove_file(&tmp);
-            return Err(self.err(rel, e));
+        // The folder is opened once: the temporary file is written, renamed and, on failure,
+        // removed through that one handle (see `crate::atomic`).
+        let folder = if parent.as_os_str().is_empty() {
+            self.dir.try_clone()
+        } else {
+            self.dir.open_dir(parent)
         }
-        Ok(())
+        .map_err(|e| self.err(parent, e))?;
+        crate::atomic::replace(&folder, name, bytes).map_err(|e| self.err(rel, e))
     }
 
     /// Replaces the one occurrence of `old` with `new`.

@@ -1,15 +1,39 @@
 //! Where a workspace's files live (SPEC §2). [`home_of`] is the one function
-//! that derives a home; no caller derives one itself.
+//! that derives a home; no caller derives one itself. [`Device::open_home`] is
+//! the one way file tools reach a home: opened with no symlink anywhere on its
+//! path, and, for a local home, checked to be the very folder (device and
+//! inode) that was approved. Homes never nest: one workspace's tools could
+//! otherwise move another's home away and put a link in its place
+//! (docs/decisions/0016-homes-never-nest-and-are-opened-without-links.md).
 //!
 //! **Architecture Invariant:** every derivation re-applies the lexical guard,
 //! so a row written straight into the database can never yield a home at `/`.
 
+use std::collections::{BTreeMap, HashMap};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
+use crate::atomic::{Budget, sweep_stale};
 use crate::device::Device;
 use crate::error::BerthError;
 use crate::homeguard::{GuardCtx, HomeRefusal, check_home_lexical};
-use crate::registry::{Home, WorkspaceEntry};
+use crate::linkfree::{self, Identity};
+use crate::pathutil::{is_strict_ancestor, normalize};
+use crate::registry::{Home, Registry, WorkspaceEntry};
+
+/// How much the start-up sweep of temporary files may read: entries in all, and folders deep.
+pub const SWEEP_BUDGET: Budget = Budget {
+    entries: 200_000,
+    depth: 64,
+};
+
+/// A workspace's home, opened: the handle its file tools work through.
+pub struct OpenedHome {
+    /// Where it is.
+    pub path: PathBuf,
+    /// The folder itself, opened without following any link.
+    pub dir: cap_std::fs::Dir,
+}
 
 /// The folder where `entry`'s files live: `<data>/workspaces/<name>` for a
 /// managed home, the stored folder for a local one, if it still passes the
@@ -36,6 +60,25 @@ pub fn refused_home(entry: &WorkspaceEntry, why: &HomeRefusal) -> BerthError {
          `berth workspace delete {}` removes the entry, then create it again with another --home",
         entry.name, entry.name
     ))
+}
+
+fn unopenable(entry: &WorkspaceEntry, path: &Path, e: &std::io::Error) -> BerthError {
+    let name = &entry.name;
+    BerthError::refused(if linkfree::is_link_refusal(e) {
+        format!(
+            "the home of workspace {name:?} at {path:?} cannot be used: a part of its path is a \
+             symlink, and berth never follows a link to a home (a link moved into its place \
+             could send files anywhere). If the folder moved on purpose, `berth workspace delete \
+             {name}` (its files stay) and create it again with --home set to its real path"
+        )
+    } else if e.kind() == std::io::ErrorKind::NotFound {
+        format!(
+            "the home of workspace {name:?} at {path:?} does not exist any more; put the folder \
+             back, or `berth workspace delete {name}`"
+        )
+    } else {
+        format!("the home of workspace {name:?} at {path:?} cannot be opened: {e}")
+    })
 }
 
 /// Checks a local home the user typed: the lexical guard on the typed and on
@@ -69,6 +112,70 @@ pub fn check_local_home(typed: &Path, ctx: &GuardCtx) -> Result<PathBuf, BerthEr
     Ok(resolved)
 }
 
+/// Refuses `path` as `name`'s new home when it lies inside another workspace's local home or
+/// contains one. (Managed homes live in berth's data dir, which no local home may overlap.)
+pub fn check_not_nested(path: &Path, name: &str, reg: &Registry) -> Result<(), BerthError> {
+    for other in reg.workspaces.values().filter(|e| e.name != name) {
+        let Home::Local(theirs) = &other.home else {
+            continue;
+        };
+        let (how, instead) = if is_strict_ancestor(theirs, path) {
+            ("lies inside", "a folder outside it")
+        } else if is_strict_ancestor(path, theirs) {
+            ("contains", "a folder that does not contain it")
+        } else {
+            continue;
+        };
+        return Err(BerthError::refused(format!(
+            "cannot use {path:?} as a home: it {how} the home of workspace {:?} ({theirs:?}); \
+             homes never nest, or one workspace's file tools could move the other's folder \
+             away. Choose {instead}",
+            other.name
+        )));
+    }
+    Ok(())
+}
+
+/// Notes on every workspace whose local home nests with another's (rows from before homes
+/// were refused to nest): by workspace name. Looks up each home's ancestors, so its cost
+/// follows the paths' depth, not the square of the number of homes.
+pub fn nested_homes(reg: &Registry) -> BTreeMap<String, Vec<String>> {
+    let local: HashMap<PathBuf, &str> = reg
+        .workspaces
+        .values()
+        .filter_map(|e| match &e.home {
+            Home::Local(p) => Some((normalize(p), e.name.as_str())),
+            Home::Managed => None,
+        })
+        .collect();
+    let mut notes: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (inner, inner_name) in &local {
+        for outer in inner.ancestors().skip(1) {
+            let Some(outer_name) = local.get(outer) else {
+                continue;
+            };
+            let fix = "homes must not nest; move one of the folders and create its workspace \
+                       again, or delete one of them (`berth workspace delete <name>` keeps the files)";
+            notes
+                .entry(inner_name.to_string())
+                .or_default()
+                .push(format!(
+                    "its home lies inside the home of workspace {outer_name:?} ({outer:?}); {fix}"
+                ));
+            notes
+                .entry(outer_name.to_string())
+                .or_default()
+                .push(format!(
+                    "the home of workspace {inner_name:?} ({inner:?}) lies inside its home; {fix}"
+                ));
+        }
+    }
+    for list in notes.values_mut() {
+        list.sort();
+    }
+    notes
+}
+
 fn writable_and_searchable(dir: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt;
     let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
@@ -79,6 +186,155 @@ fn writable_and_searchable(dir: &Path) -> bool {
 }
 
 impl Device {
+    /// Opens `entry`'s home for its file tools. A managed home is created on first use and
+    /// opened beneath berth's data dir; a local home is opened from `/`. Either way no symlink
+    /// on the path is followed, and a local home must be the folder that was approved: its
+    /// device and inode, recorded when it was approved (or, for a row from an older build, at
+    /// the first start or open since), must match.
+    pub fn open_home(&self, entry: &WorkspaceEntry) -> Result<OpenedHome, BerthError> {
+        let path = home_of(entry, &self.data_dir, &self.guard_ctx())
+            .map_err(|e| refused_home(entry, &e))?;
+        let fd = match &entry.home {
+            Home::Managed => self.open_managed_home(&entry.name, &path)?,
+            Home::Local(_) => {
+                let fd = linkfree::open_dir(&path).map_err(|e| unopenable(entry, &path, &e))?;
+                self.check_identity(entry, &path, &fd)?;
+                fd
+            }
+        };
+        Ok(OpenedHome {
+            path,
+            dir: cap_std::fs::Dir::from(fd),
+        })
+    }
+
+    /// A managed home sits in berth's own data dir, which the user chose and no tool can reach:
+    /// the data dir is opened as configured, the home beneath it without links.
+    fn open_managed_home(&self, name: &str, path: &Path) -> Result<OwnedFd, BerthError> {
+        let internal = |e: std::io::Error| {
+            BerthError::internal(format!(
+                "opening the home of workspace {name:?} at {path:?}: {e}"
+            ))
+        };
+        std::fs::create_dir_all(path).map_err(internal)?;
+        let data = rustix::fs::open(
+            &self.data_dir,
+            rustix::fs::OFlags::RDONLY
+                | rustix::fs::OFlags::DIRECTORY
+                | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .map_err(|e| internal(e.into()))?;
+        linkfree::open_dir_beneath(Some(&data), &Path::new("workspaces").join(name)).map_err(|e| {
+            if linkfree::is_link_refusal(&e) {
+                BerthError::refused(format!(
+                    "the home of workspace {name:?} at {path:?} is a symlink; berth never \
+                         follows a link to a home. Move the link away (mv {path:?} {path:?}.link); \
+                         berth makes a fresh folder on next use"
+                ))
+            } else {
+                internal(e)
+            }
+        })
+    }
+
+    /// Compares the opened home with the folder that was approved; records it when no record
+    /// exists yet (a row from before identities were kept).
+    fn check_identity(
+        &self,
+        entry: &WorkspaceEntry,
+        path: &Path,
+        fd: &OwnedFd,
+    ) -> Result<(), BerthError> {
+        let now = linkfree::identity(fd).map_err(|e| unopenable(entry, path, &e))?;
+        match self.store.home_identity(&entry.name)? {
+            Some((dev, ino)) if (Identity { dev, ino }) == now => Ok(()),
+            Some(_) => Err(BerthError::refused(format!(
+                "the folder at {path:?} is not the one approved as the home of workspace {:?}: \
+                 another folder was moved into its place, so berth will not use it. Put the \
+                 original folder back; or, if this folder is meant, `berth workspace delete {}` \
+                 (its files stay) and create it again with --home {path:?}",
+                entry.name, entry.name
+            ))),
+            None => {
+                self.store
+                    .set_home_identity(&entry.name, now.dev, now.ino)?;
+                tracing::info!(workspace = %entry.name, ?path, "recorded which folder the home is");
+                Ok(())
+            }
+        }
+    }
+
+    /// Records the identity of every local home that has none yet, and logs nested homes.
+    /// Run once at start, so a row from an older build is pinned to its folder as early as
+    /// possible (a tool's first open would record it too).
+    pub fn check_homes_at_start(&self) {
+        let reg = self.registry();
+        for entry in reg.workspaces.values() {
+            if !matches!(entry.home, Home::Local(_)) {
+                continue;
+            }
+            if let Err(e) = self.open_home(entry) {
+                tracing::warn!(workspace = %entry.name, error = %e.message, "a home cannot be used");
+            }
+        }
+        for (name, notes) in nested_homes(&reg) {
+            for note in notes {
+                tracing::warn!(workspace = %name, "{note}");
+            }
+        }
+    }
+
+    /// Removes the temporary files that writers killed mid-write left in the folders berth
+    /// writes to: every home that exists, the scratch folders, and the `.berth` folder of each
+    /// root (where project files are written). Only files of berth's own pattern whose writer
+    /// no longer runs; no link is followed, and the whole sweep reads at most
+    /// [`SWEEP_BUDGET`]. Runs once at start, beside the serving daemon.
+    pub fn sweep_stale_temps(&self) -> usize {
+        let mut budget = SWEEP_BUDGET;
+        let reg = self.registry();
+        let mut removed = 0;
+        for entry in reg.workspaces.values() {
+            let Ok(path) = home_of(entry, &self.data_dir, &self.guard_ctx()) else {
+                continue;
+            };
+            // A managed home is made on first use; the sweep does not make one.
+            if matches!(entry.home, Home::Managed) && !path.is_dir() {
+                continue;
+            }
+            if let Ok(home) = self.open_home(entry) {
+                removed += sweep_stale(&home.dir, &mut budget, 0);
+            }
+        }
+        let scratch = rustix::fs::open(
+            &self.data_dir,
+            rustix::fs::OFlags::RDONLY
+                | rustix::fs::OFlags::DIRECTORY
+                | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .map_err(std::io::Error::from)
+        .and_then(|data| linkfree::open_dir_beneath(Some(&data), Path::new("scratch")));
+        if let Ok(fd) = scratch {
+            removed += sweep_stale(&cap_std::fs::Dir::from(fd), &mut budget, 0);
+        }
+        for root in &reg.roots {
+            if let Ok(fd) = linkfree::open_dir(&root.path.join(".berth")) {
+                // Only that folder: the project's own files are not berth's to look through.
+                let depth = budget.depth;
+                removed += sweep_stale(&cap_std::fs::Dir::from(fd), &mut budget, depth);
+            }
+        }
+        if budget.entries == 0 {
+            tracing::warn!(
+                "the sweep of temporary files stopped after {} entries; the rest waits for the next start",
+                SWEEP_BUDGET.entries
+            );
+        }
+        tracing::info!(removed, "swept berth's stale temporary files");
+        removed
+    }
+
     /// The facts the home guard judges against.
     pub(crate) fn guard_ctx(&self) -> GuardCtx {
         let canon = |p: PathBuf| std::fs::canonicalize(&p).unwrap_or(p);

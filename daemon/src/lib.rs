@@ -36,6 +36,7 @@ pub mod homes;
 pub mod hooks;
 pub mod instructions;
 pub mod lifecycle;
+pub mod linkfree;
 pub mod lock;
 pub mod logging;
 pub mod pool;

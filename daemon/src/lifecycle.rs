@@ -165,6 +165,15 @@ async fn serve(
     if let Err(e) = device.end_unseen_sessions(crate::sessions::now_secs()) {
         tracing::warn!(error = %e, "could not close the sessions of the last run");
     }
+    // Record which folders the local homes are, report nested ones, then sweep the temporary
+    // files killed writers left; off the serving path, so a slow mount never delays start-up.
+    tokio::task::spawn_blocking({
+        let device = device.clone();
+        move || {
+            device.check_homes_at_start();
+            device.sweep_stale_temps()
+        }
+    });
     tokio::spawn(sweep_periodically(device.clone()));
     let connections = crate::connections::Table::new(limits);
     tokio::spawn(connections.clone().sweep_idle());

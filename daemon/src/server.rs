@@ -116,6 +116,8 @@ fn workspace_info(v: WorkspaceView) -> pb::WorkspaceInfo {
         home: v.home.display().to_string(),
         home_mode: v.home_mode.to_string(),
         roots: v.roots.iter().map(|r| r.display().to_string()).collect(),
+        error: v.error.unwrap_or_default(),
+        notes: v.notes,
     }
 }
 
@@ -334,6 +336,8 @@ impl pb::berth_server::Berth for Service {
         &self,
         _: Request<pb::ListWorkspacesRequest>,
     ) -> Result<Response<pb::ListWorkspacesReply>, Status> {
+        // Opens each local home (to report one moved or swapped): filesystem work, off the
+        // async workers.
         let (active, views) = self.blocking(|d| d.list_workspaces()).await?;
         Ok(Response::new(pb::ListWorkspacesReply {
             active,

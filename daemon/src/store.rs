@@ -78,6 +78,13 @@ const MIGRATIONS: &[&str] = &[
     // 3: the shim's pid, so a restarted daemon can tell a live session it has
     // not heard from yet from one that ended while no daemon ran.
     "ALTER TABLE sessions ADD COLUMN pid INTEGER;",
+    // 4: which folder a local home was approved as (device and inode), so a folder moved into
+    // its place is told apart. Rows from before are recorded at the next start.
+    "CREATE TABLE home_identity (
+        workspace TEXT PRIMARY KEY NOT NULL REFERENCES workspaces(name) ON DELETE CASCADE,
+        dev INTEGER NOT NULL,
+        ino INTEGER NOT NULL
+     ) STRICT;",
 ];
 
 /// A session row, as the scratch sweep reads it.
@@ -454,6 +461,31 @@ impl Store {
                  ON CONFLICT (client_session_id) DO NOTHING",
                 [client_session_id],
             )? > 0)
+        })
+    }
+
+    /// The device and inode a local home was approved as, once recorded.
+    pub fn home_identity(&self, workspace: &str) -> Result<Option<(u64, u64)>, StoreError> {
+        self.with(|c| {
+            Ok(c.query_row(
+                "SELECT dev, ino FROM home_identity WHERE workspace = ?1",
+                [workspace],
+                |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
+            )
+            .optional()?)
+        })
+    }
+
+    /// Records the device and inode of a local home (replacing any earlier record).
+    pub fn set_home_identity(&self, workspace: &str, dev: u64, ino: u64) -> Result<(), StoreError> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO home_identity (workspace, dev, ino) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (workspace) DO UPDATE SET dev = excluded.dev, ino = excluded.ino",
+                params![workspace, dev as i64, ino as i64],
+            )
+            .map_err(|e| constraint(e, || format!("no workspace {workspace:?}")))?;
+            Ok(())
         })
     }
 

@@ -254,25 +254,42 @@ impl Device {
         let text = views
             .iter()
             .map(|v| {
-                format!(
+                let mut line = format!(
                     "{}/{}  home: {}\n",
                     v.name,
                     if v.active { " (active)" } else { "" },
                     v.home.display()
-                )
+                );
+                if let Some(e) = &v.error {
+                    line.push_str(&format!("  error: {e}\n"));
+                }
+                for n in &v.notes {
+                    line.push_str(&format!("  note: {n}\n"));
+                }
+                line
             })
             .collect();
         Ok(ToolOutput {
             text,
             structured: json!({
                 "active": active,
-                "workspaces": views.iter().map(|v| json!({
-                    "name": v.name,
-                    "active": v.active,
-                    "home": v.home.display().to_string(),
-                    "home_mode": v.home_mode,
-                    "roots": v.roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>(),
-                })).collect::<Vec<_>>(),
+                "workspaces": views.iter().map(|v| {
+                    let mut w = json!({
+                        "name": v.name,
+                        "active": v.active,
+                        "home": v.home.display().to_string(),
+                        "home_mode": v.home_mode,
+                        "roots": v.roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>(),
+                    });
+                    // Present only when there is something to say, as in `berth workspace list`.
+                    if let Some(e) = &v.error {
+                        w["error"] = e.clone().into();
+                    }
+                    if !v.notes.is_empty() {
+                        w["notes"] = v.notes.clone().into();
+                    }
+                    w
+                }).collect::<Vec<_>>(),
             }),
         })
     }
@@ -388,12 +405,18 @@ impl Device {
     }
 
     fn folder(&self, s: &Session, place: &Place) -> Result<Folder, BerthError> {
-        let (root, create) = self.place_root(s, place)?;
-        let prefix = match place {
-            Place::Home(ws) => format!("{ws}/"),
-            Place::Scratch => "./".to_string(),
-        };
-        Folder::open(&root, prefix, create)
+        match place {
+            Place::Home(ws) => {
+                let reg = self.registry();
+                let entry = reg
+                    .workspaces
+                    .get(ws)
+                    .ok_or_else(|| self.unknown_workspace(ws))?;
+                let home = self.open_home(entry)?;
+                Ok(Folder::from_dir(home.dir, format!("{ws}/")))
+            }
+            Place::Scratch => Folder::open(&self.scratch_dir(&s.id), "./".to_string(), true),
+        }
     }
 
     /// How `path` resolves for a CLI caller (`berth path`): as an agent

@@ -20,6 +20,11 @@ pub struct WorkspaceView {
     pub home_mode: &'static str,
     /// Its roots, sorted.
     pub roots: Vec<PathBuf>,
+    /// Why its home cannot be used (a row berth refuses, a folder moved away or swapped), with
+    /// the way out. Only this workspace is affected; the others list and work as ever.
+    pub error: Option<String>,
+    /// Things to know that do not stop it, such as a home nested with another's.
+    pub notes: Vec<String>,
 }
 
 /// What deleting did beyond the delete itself.
@@ -35,11 +40,12 @@ impl Device {
     /// Lists every workspace.
     pub fn list_workspaces(&self) -> Result<(String, Vec<WorkspaceView>), BerthError> {
         let reg = self.registry();
+        let mut nested = crate::homes::nested_homes(&reg);
         let views = reg
             .workspaces
             .keys()
-            .map(|name| self.view(&reg, name))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|name| self.view_with(&reg, name, nested.remove(name).unwrap_or_default()))
+            .collect();
         Ok((reg.active.clone(), views))
     }
 
@@ -53,10 +59,38 @@ impl Device {
     }
 
     fn view(&self, reg: &Registry, name: &str) -> Result<WorkspaceView, BerthError> {
+        let notes = crate::homes::nested_homes(reg)
+            .remove(name)
+            .unwrap_or_default();
+        Ok(self.view_with(reg, name, notes))
+    }
+
+    /// One workspace as listed. A home that cannot be used is this workspace's error, never
+    /// the listing's: one bad row costs only its own workspace.
+    fn view_with(&self, reg: &Registry, name: &str, notes: Vec<String>) -> WorkspaceView {
         let entry = &reg.workspaces[name];
-        let home = crate::homes::home_of(entry, &self.data_dir, &self.guard_ctx())
-            .map_err(|e| crate::homes::refused_home(entry, &e))?;
-        Ok(WorkspaceView {
+        let (home, error) = match crate::homes::home_of(entry, &self.data_dir, &self.guard_ctx()) {
+            Ok(home) => {
+                // A local home is opened as its tools would open it, so a folder moved away or
+                // swapped shows here; managed homes are berth's own and made on first use.
+                let error = match entry.home {
+                    Home::Local(_) => self.open_home(entry).err().map(|e| e.message),
+                    Home::Managed => None,
+                };
+                (home, error)
+            }
+            Err(why) => {
+                let stored = match &entry.home {
+                    Home::Local(p) => p.clone(),
+                    Home::Managed => PathBuf::new(),
+                };
+                (
+                    stored,
+                    Some(crate::homes::refused_home(entry, &why).message),
+                )
+            }
+        };
+        WorkspaceView {
             name: name.to_string(),
             active: reg.active == name,
             home,
@@ -65,7 +99,9 @@ impl Device {
                 Home::Local(_) => "local",
             },
             roots: reg.roots_of(name).map(|r| r.path.clone()).collect(),
-        })
+            error,
+            notes,
+        }
     }
 
     /// Creates a workspace with a managed home, or a local one at `home`.
@@ -95,10 +131,17 @@ impl Device {
         self.store.write(|w| {
             refuse_taken(w.registry())?;
             refuse_shared_home(w.registry(), &home)?;
+            if let Home::Local(path) = &home {
+                crate::homes::check_not_nested(path, name, w.registry())?;
+            }
             Ok::<_, BerthError>(w.create_workspace(name, &home)?)
         })?;
         let reg = self.refresh()?;
         tracing::info!(workspace = name, ?home, "created workspace");
+        // Opening a local home records which folder was approved (its device and inode).
+        if let Err(e) = self.open_home(&reg.workspaces[name]) {
+            tracing::warn!(workspace = name, error = %e.message, "a new home cannot be opened");
+        }
         self.view(&reg, name)
     }
 

@@ -9,6 +9,9 @@ mod daemon;
 // Local homes: where `workspace create --home` may put a workspace's files (SPEC §2).
 #[path = "e2e/homes.rs"]
 mod homes;
+// Homes that nest or are swapped, metadata on overwrite, a bad registry row.
+#[path = "e2e/home_swaps.rs"]
+mod home_swaps;
 // Workspace create/list/show/switch/delete, names, exit codes (SPEC §2, §10).
 #[path = "e2e/workspaces.rs"]
 mod workspaces;

@@ -103,7 +103,8 @@ fn a_folder_inside_the_home_is_accepted() {
 }
 
 /// Two workspaces with one folder as home would mix their files; the second is refused however
-/// the folder is spelled (a trailing slash, a symlink), and a folder inside another's home is not.
+/// the folder is spelled (a trailing slash, a symlink), and so is a folder inside another's home
+/// (homes never nest).
 #[test]
 fn a_folder_that_is_already_a_home_is_refused_for_a_second_workspace() {
     let env = TestEnv::new();
@@ -128,11 +129,14 @@ fn a_folder_that_is_already_a_home_is_refused_for_a_second_workspace() {
         ["default", "first"]
     );
     let inner = env.dir("home/notes/inner");
-    env.json([
-        "workspace",
-        "create",
-        "inner",
-        "--home",
-        inner.to_str().unwrap(),
-    ]);
+    let _ = env
+        .run_berth([
+            "workspace",
+            "create",
+            "inner",
+            "--home",
+            inner.to_str().unwrap(),
+        ])
+        .failure(1)
+        .stderr_has(&["lies inside the home of workspace \"first\""]);
 }

@@ -11,13 +11,21 @@ use berth_proto::pb;
 
 /// One workspace in the JSON shape of SPEC §10.
 pub fn info_json(w: &pb::WorkspaceInfo) -> serde_json::Value {
-    serde_json::json!({
+    let mut v = serde_json::json!({
         "name": w.name,
         "active": w.active,
         "home": w.home,
         "home_mode": w.home_mode,
         "roots": w.roots,
-    })
+    });
+    // Present only when there is something to say, so a sound workspace keeps its shape.
+    if !w.error.is_empty() {
+        v["error"] = w.error.clone().into();
+    }
+    if !w.notes.is_empty() {
+        v["notes"] = w.notes.clone().into();
+    }
+    v
 }
 
 /// One workspace as text.
@@ -31,6 +39,12 @@ pub fn info_text(w: &pb::WorkspaceInfo) -> String {
     );
     for r in &w.roots {
         s.push_str(&format!("  root: {r}\n"));
+    }
+    if !w.error.is_empty() {
+        s.push_str(&format!("  error: {}\n", w.error));
+    }
+    for n in &w.notes {
+        s.push_str(&format!("  note: {n}\n"));
     }
     s
 }

@@ -21,6 +21,10 @@ pub async fn cmd_workspace_show(ctx: &mut Ctx, args: NameArg) -> Result<(), CliE
             names.join(", ")
         )));
     };
+    // Its home cannot be used: this workspace fails, with its own message and the way out.
+    if !w.error.is_empty() {
+        return Err(CliError::failed(w.error.clone()));
+    }
     if ctx.json {
         output::json(&super::info_json(w))
     } else {

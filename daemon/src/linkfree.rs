@@ -1,0 +1,172 @@
+//! Opening a folder so that no component of its path is a symlink, and telling folders apart
+//! by device and inode. A home is opened this way: a link moved into its place, or into the
+//! place of any folder above it, can then never redirect berth's writes
+//! (docs/decisions/0016-homes-never-nest-and-are-opened-without-links.md).
+//!
+//! On Linux 5.6 and later one `openat2(RESOLVE_NO_SYMLINKS)` does it. Elsewhere, or where the
+//! call is missing or filtered, the path is walked one component at a time with
+//! `O_NOFOLLOW | O_DIRECTORY`, each step relative to the folder opened before it.
+
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Component, Path};
+
+use rustix::fs::{CWD, Mode, OFlags};
+
+/// Which folder a handle is: its device and inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Identity {
+    /// `st_dev`.
+    pub dev: u64,
+    /// `st_ino`.
+    pub ino: u64,
+}
+
+/// The identity of an opened file or folder.
+pub fn identity(fd: impl AsFd) -> io::Result<Identity> {
+    let st = rustix::fs::fstat(fd)?;
+    Ok(Identity {
+        dev: st.st_dev as u64,
+        ino: st.st_ino as u64,
+    })
+}
+
+/// True when `e` says a component was a symlink (what both ways of opening answer then).
+pub fn is_link_refusal(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::ELOOP)
+}
+
+/// Opens the absolute folder `path` for reading, refusing any symlink on the way (`ELOOP`).
+pub fn open_dir(path: &Path) -> io::Result<OwnedFd> {
+    if !path.is_absolute() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not an absolute path",
+        ));
+    }
+    open_dir_beneath(None, path)
+}
+
+/// Opens the folder `rel` below the folder `base` (or the absolute `rel` when `base` is
+/// `None`), refusing any symlink on the way and any `..`.
+pub fn open_dir_beneath(base: Option<&OwnedFd>, rel: &Path) -> io::Result<OwnedFd> {
+    if rel.components().any(|c| c == Component::ParentDir) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a \"..\" segment",
+        ));
+    }
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use rustix::fs::ResolveFlags;
+        // No O_NOFOLLOW: RESOLVE_NO_SYMLINKS covers the last component too, and answers ELOOP.
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let resolve = match base {
+            Some(_) => ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH,
+            None => ResolveFlags::NO_SYMLINKS,
+        };
+        let r = match base {
+            Some(fd) => rustix::fs::openat2(fd, dot(rel), flags, Mode::empty(), resolve),
+            None => rustix::fs::openat2(CWD, rel, flags, Mode::empty(), resolve),
+        };
+        match r {
+            Ok(fd) => return Ok(fd),
+            // Too old a kernel, or a sandbox that filters the call: walk instead.
+            Err(e) if e == rustix::io::Errno::NOSYS || e == rustix::io::Errno::PERM => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    walk(base, rel)
+}
+
+/// The portable way: one `openat(O_NOFOLLOW | O_DIRECTORY)` per component.
+pub fn walk(base: Option<&OwnedFd>, rel: &Path) -> io::Result<OwnedFd> {
+    let step = OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    let mut at: OwnedFd = match base {
+        Some(fd) => fd.try_clone()?,
+        None => rustix::fs::openat(CWD, "/", step | OFlags::RDONLY, Mode::empty())?,
+    };
+    let names: Vec<_> = rel
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    for name in names {
+        at =
+            rustix::fs::openat(&at, name, step | OFlags::RDONLY, Mode::empty()).map_err(
+                |e| match e {
+                    // A link opened with O_NOFOLLOW | O_DIRECTORY answers ENOTDIR on some systems:
+                    // say what it is, as openat2 would.
+                    rustix::io::Errno::NOTDIR if is_link(&at, name) => {
+                        io::Error::from_raw_os_error(libc::ELOOP)
+                    }
+                    e => e.into(),
+                },
+            )?;
+    }
+    Ok(at)
+}
+
+fn is_link(at: &OwnedFd, name: &std::ffi::OsStr) -> bool {
+    rustix::fs::statat(at, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|st| {
+        rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink
+    })
+}
+
+fn dot(rel: &Path) -> &Path {
+    if rel.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        rel
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn both(base: Option<&OwnedFd>, rel: &Path) -> [io::Result<OwnedFd>; 2] {
+        [open_dir_beneath(base, rel), walk(base, rel)]
+    }
+
+    #[test]
+    fn a_plain_folder_opens_and_keeps_its_identity() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("a/b");
+        std::fs::create_dir_all(&d).unwrap();
+        let want = identity(std::fs::File::open(&d).unwrap()).unwrap();
+        for fd in both(None, &d) {
+            assert_eq!(identity(fd.unwrap()).unwrap(), want);
+        }
+    }
+
+    #[test]
+    fn a_link_anywhere_on_the_path_is_refused_both_ways() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("real/inner")).unwrap();
+        std::os::unix::fs::symlink(t.path().join("real"), t.path().join("link")).unwrap();
+        for path in ["link", "link/inner"] {
+            for r in both(None, &t.path().join(path)) {
+                let e = r.expect_err(path);
+                assert!(is_link_refusal(&e), "{path}: {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn beneath_a_base_links_and_dot_dot_are_refused() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("base/d")).unwrap();
+        std::os::unix::fs::symlink("d", t.path().join("base/l")).unwrap();
+        let base = open_dir(&t.path().join("base")).unwrap();
+        for r in both(Some(&base), Path::new("d")) {
+            r.unwrap();
+        }
+        for r in both(Some(&base), Path::new("l")) {
+            assert!(is_link_refusal(&r.unwrap_err()));
+        }
+        assert!(open_dir_beneath(Some(&base), Path::new("d/../..")).is_err());
+    }
+}
