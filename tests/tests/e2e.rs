@@ -51,6 +51,9 @@ mod versions;
 // Rules that span registry rows hold under concurrent writers.
 #[path = "e2e/races.rs"]
 mod races;
+// Control characters in names and paths reach no human output raw.
+#[path = "e2e/escapes.rs"]
+mod escapes;
 // Hostile input through every entry point: clear errors, no hangs, nothing outside touched.
 #[path = "e2e/hostile.rs"]
 mod hostile;
