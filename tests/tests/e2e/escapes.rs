@@ -143,3 +143,13 @@ fn the_session_start_hook_escapes_the_project_in_its_context() {
         "{context}"
     );
 }
+
+#[test]
+fn daemon_status_escapes_the_data_dir() {
+    let env = TestEnv::new();
+    let data = env.root().join(format!("data-{EVIL}"));
+    let mut cmd = env.berth(["daemon", "status"]);
+    cmd.env("BERTH_DATA_DIR", &data);
+    let out = env.run(cmd).success().stdout();
+    assert_escaped("daemon status", &out, &format!("data-{SHOWN}"));
+}
