@@ -113,6 +113,21 @@ mod tests {
     }
 
     #[test]
+    fn paths_and_notes_are_escaped_in_the_text() {
+        let mut a = answer(Reason::Active, Some("/p/x\u{1b}]0;T\u{7}\nforged"), None);
+        a.notes = vec!["ignored /p/x\u{1b}[1m: bad".into()];
+        let n = notice(&a, &["default"]).unwrap();
+        assert!(
+            n.contains("/p/x\\u{1b}]0;T\\u{7}\\nforged is not assigned"),
+            "{n}"
+        );
+        assert_eq!(
+            notes(&a).unwrap(),
+            "berth note: ignored /p/x\\u{1b}[1m: bad"
+        );
+    }
+
+    #[test]
     fn an_assigned_project_is_not_asked_about() {
         assert_eq!(
             notice(&answer(Reason::Root, Some("/p"), None), &["default"]),

@@ -73,6 +73,19 @@ mod tests {
     }
 
     #[test]
+    fn control_characters_in_the_context_are_escaped_and_lines_kept() {
+        let out = session_start(
+            Client::ClaudeCode,
+            "project /p/x\u{1b}[31m\u{7}\nberth note: n",
+        );
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            v["hookSpecificOutput"]["additionalContext"],
+            "project /p/x\\u{1b}[31m\\u{7}\nberth note: n"
+        );
+    }
+
+    #[test]
     fn nothing_to_say_prints_nothing() {
         assert_eq!(session_start(Client::Codex, ""), "");
     }
