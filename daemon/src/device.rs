@@ -7,7 +7,7 @@
 //! store, so what resolution reads is never ahead of what is durable.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use crate::cache::{CacheConfig, LookupCache};
 use crate::error::BerthError;
@@ -27,6 +27,9 @@ pub struct Device {
     version: String,
     stop: tokio::sync::watch::Sender<bool>,
     pub(crate) sessions: crate::sessions::Sessions,
+    /// Held by `workspace use` from writing the project file until its
+    /// registry write is done (see `use_workspace`).
+    pub(crate) project_files: Mutex<()>,
 }
 
 impl Device {
@@ -56,6 +59,7 @@ impl Device {
             version,
             stop: tokio::sync::watch::channel(false).0,
             sessions: crate::sessions::Sessions::default(),
+            project_files: Mutex::new(()),
         })
     }
 
