@@ -5,6 +5,7 @@
 use std::io::Write;
 
 use berth_proto::client::ClientError;
+use berth_proto::text::escaped;
 
 /// A command's failure: a message, optional hints, and the exit code.
 #[derive(Debug)]
@@ -39,12 +40,13 @@ impl CliError {
         self
     }
 
-    /// Prints the error to stderr and gives the exit code.
+    /// Prints the error to stderr and gives the exit code. Messages are one
+    /// line that quotes paths and names as they came: escaped whole here.
     pub fn report(self) -> u8 {
         let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "Error: {}", self.message);
+        let _ = writeln!(err, "Error: {}", escaped(&self.message));
         for h in &self.hints {
-            let _ = writeln!(err, "Hint: {h}");
+            let _ = writeln!(err, "Hint: {}", escaped(h));
         }
         self.code
     }
@@ -69,9 +71,9 @@ pub fn text(s: &str) -> Result<(), CliError> {
     write_ok(out.write_all(s.as_bytes()))
 }
 
-/// Prints a note on stderr.
+/// Prints a note on stderr, escaped (a note quotes paths as they came).
 pub fn note(s: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "note: {s}");
+    let _ = writeln!(std::io::stderr().lock(), "note: {}", escaped(s));
 }
 
 fn write_ok(r: std::io::Result<()>) -> Result<(), CliError> {

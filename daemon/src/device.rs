@@ -7,7 +7,7 @@
 //! store, so what resolution reads is never ahead of what is durable.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use crate::cache::{CacheConfig, LookupCache};
 use crate::error::BerthError;
@@ -29,6 +29,9 @@ pub struct Device {
     pub(crate) sessions: crate::sessions::Sessions,
     /// Where blocking work runs (docs/decisions/0015-stop-means-stopped.md).
     pub(crate) pool: crate::pool::Pool,
+    /// Held by `workspace use` from writing the project file until its
+    /// registry write is done (see `use_workspace`).
+    pub(crate) project_files: Mutex<()>,
 }
 
 impl Device {
@@ -59,6 +62,7 @@ impl Device {
             stop: tokio::sync::watch::channel(false).0,
             sessions: crate::sessions::Sessions::default(),
             pool: crate::pool::Pool::default(),
+            project_files: Mutex::new(()),
         })
     }
 

@@ -151,7 +151,11 @@ impl Folder {
         let text = if entries.is_empty() {
             format!("{} is empty\n", self.q(rel))
         } else {
-            entries.iter().map(|(p, _, _)| format!("{p}\n")).collect()
+            // One line per entry, even for a name holding a line break.
+            entries
+                .iter()
+                .map(|(p, _, _)| format!("{}\n", berth_proto::text::escaped(p)))
+                .collect()
         };
         let structured = json!({
             "entries": entries.iter().map(|(p, k, s)| json!({"path": p, "kind": k, "size": s})).collect::<Vec<_>>()
@@ -366,7 +370,7 @@ impl Folder {
             let mut t: String = state
                 .matches
                 .iter()
-                .map(|(p, l, s)| format!("{p}:{l}: {s}\n"))
+                .map(|(p, l, s)| format!("{}:{l}: {s}\n", berth_proto::text::escaped(p)))
                 .collect();
             if state.truncated {
                 t.push_str("(stopped early: search limits reached; narrow the path)\n");

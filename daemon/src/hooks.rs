@@ -2,6 +2,8 @@
 //! the conversation and hands back the configured stop command. The hook
 //! process runs that command itself, bounded in time.
 
+use berth_proto::text::escaped;
+
 use crate::caller::Caller;
 use crate::device::Device;
 use crate::error::BerthError;
@@ -95,18 +97,19 @@ impl Device {
     }
 }
 
-/// "berth: this session uses workspace W (reason: R, project P)."
+/// "berth: this session uses workspace W (reason: R, project P)." The model
+/// reads it as text: the project's path is escaped like every human output.
 fn plain_line(a: &Answer) -> String {
+    let workspace = escaped(&a.workspace);
     match &a.project {
         Some(p) => format!(
-            "berth: this session uses workspace \"{}\" (reason: {}; project {}).",
-            a.workspace,
+            "berth: this session uses workspace \"{workspace}\" (reason: {}; project {}).",
             a.reason,
-            p.display()
+            escaped(&p.display().to_string())
         ),
         None => format!(
-            "berth: this session uses workspace \"{}\" (reason: {}; no project).",
-            a.workspace, a.reason
+            "berth: this session uses workspace \"{workspace}\" (reason: {}; no project).",
+            a.reason
         ),
     }
 }

@@ -2,6 +2,9 @@
 //! the workspace used meanwhile, the workspaces that exist, and the request
 //! to ask once and call `use_workspace`. Pure: the MCP shim and the
 //! session-start hook both show this text, so they say the same thing.
+//! Paths, names and notes are escaped in it, as in every human output.
+
+use berth_proto::text::escaped;
 
 use crate::resolve::{Answer, needs_asking};
 
@@ -11,7 +14,8 @@ pub fn notice(answer: &Answer, workspaces: &[&str]) -> Option<String> {
         return None;
     }
     let project = answer.project.as_ref()?.display().to_string();
-    let situation = match &answer.proposal {
+    let project = escaped(&project);
+    let situation = match answer.proposal.as_deref().map(escaped) {
         Some(p) => format!(
             "The project {project} has a project file proposing workspace \"{p}\", which this device has not approved."
         ),
@@ -21,9 +25,9 @@ pub fn notice(answer: &Answer, workspaces: &[&str]) -> Option<String> {
         "berth: {situation} Meanwhile this session uses workspace \"{}\" (reason: {}). \
 Workspaces on this device: {}. Ask the user once which workspace this project should use \
 (one of these or a new name), then call use_workspace with that name. Do not ask again in this session.",
-        answer.workspace,
+        escaped(&answer.workspace),
         answer.reason,
-        workspaces.join(", ")
+        escaped(&workspaces.join(", "))
     ))
 }
 
@@ -37,7 +41,7 @@ pub fn notes(answer: &Answer) -> Option<String> {
     let lines: Vec<String> = answer
         .notes
         .iter()
-        .map(|n| format!("berth note: {n}"))
+        .map(|n| format!("berth note: {}", escaped(n)))
         .collect();
     Some(lines.join("\n"))
 }
@@ -106,6 +110,21 @@ mod tests {
         assert_eq!(joined(Some("a".into()), Some("b".into())).unwrap(), "a\nb");
         assert_eq!(joined(None, Some("b".into())).unwrap(), "b");
         assert_eq!(joined(None, None), None);
+    }
+
+    #[test]
+    fn paths_and_notes_are_escaped_in_the_text() {
+        let mut a = answer(Reason::Active, Some("/p/x\u{1b}]0;T\u{7}\nforged"), None);
+        a.notes = vec!["ignored /p/x\u{1b}[1m: bad".into()];
+        let n = notice(&a, &["default"]).unwrap();
+        assert!(
+            n.contains("/p/x\\u{1b}]0;T\\u{7}\\nforged is not assigned"),
+            "{n}"
+        );
+        assert_eq!(
+            notes(&a).unwrap(),
+            "berth note: ignored /p/x\\u{1b}[1m: bad"
+        );
     }
 
     #[test]

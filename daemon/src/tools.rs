@@ -2,7 +2,9 @@
 //! name and arguments; everything a tool decides is decided here, for the
 //! session the call belongs to.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use berth_proto::text::{escaped, escaped_lines};
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -109,10 +111,18 @@ impl Device {
         let result = self.run_tool(&session, tool, &args);
         let notice = self.take_notice(id)?;
         let (mut output, is_error) = match result {
-            Ok(out) => (out, false),
+            // File tools' texts quote names as they are on disk: escaped, lines
+            // kept. Only `read` returns a file's content, which stays exact.
+            Ok(mut out) => {
+                if tool != "read" {
+                    out.text = escaped_lines(&out.text).into_owned();
+                }
+                (out, false)
+            }
             Err(e) => (
                 ToolOutput {
-                    text: format!("{}\n", e.message),
+                    // One line quoting paths as they came: escaped whole for the text.
+                    text: format!("{}\n", escaped(&e.message)),
                     structured: json!({"error": e.message, "code": e.code.as_str()}),
                 },
                 true,
@@ -212,28 +222,35 @@ impl Device {
         };
         let names: Vec<&str> = reg.names();
         let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+        // The text escapes every path, name and note; the structured content keeps them exact.
+        let shown = |p: &Path| escaped(&p.display().to_string()).into_owned();
         let mut text = format!(
             "workspace: {} (reason: {})\n",
-            answer.workspace, answer.reason
+            escaped(&answer.workspace),
+            answer.reason
         );
         if let Some(p) = &answer.project {
-            text.push_str(&format!("project: {}\n", p.display()));
+            text.push_str(&format!("project: {}\n", shown(p)));
         }
         if let Some(p) = &answer.proposal {
-            text.push_str(&format!("proposal: {p} (not approved on this device)\n"));
+            text.push_str(&format!(
+                "proposal: {} (not approved on this device)\n",
+                escaped(p)
+            ));
         }
         match (&folder, &folder_abs) {
             (Some(q), Some(abs)) => text.push_str(&format!(
-                "folder: {q} ({}); unqualified paths go here\n",
-                abs.display()
+                "folder: {} ({}); unqualified paths go here\n",
+                escaped(q),
+                shown(abs)
             )),
             _ => text.push_str(
                 "folder: none; this session's workspace is only a default, so qualify paths as <workspace>/<path>\n",
             ),
         }
-        text.push_str(&format!("workspaces: {}\n", names.join(", ")));
+        text.push_str(&format!("workspaces: {}\n", escaped(&names.join(", "))));
         for n in &answer.notes {
-            text.push_str(&format!("note: {n}\n"));
+            text.push_str(&format!("note: {}\n", escaped(n)));
         }
         Ok(ToolOutput {
             text,
@@ -256,15 +273,15 @@ impl Device {
             .map(|v| {
                 let mut line = format!(
                     "{}/{}  home: {}\n",
-                    v.name,
+                    escaped(&v.name),
                     if v.active { " (active)" } else { "" },
-                    v.home.display()
+                    escaped(&v.home.display().to_string())
                 );
                 if let Some(e) = &v.error {
-                    line.push_str(&format!("  error: {e}\n"));
+                    line.push_str(&format!("  error: {}\n", escaped(e)));
                 }
                 for n in &v.notes {
-                    line.push_str(&format!("  note: {n}\n"));
+                    line.push_str(&format!("  note: {}\n", escaped(n)));
                 }
                 line
             })
@@ -305,12 +322,12 @@ impl Device {
             Some(f) if switched => format!(
                 "this session now uses workspace {} for {} (reason: {})\n",
                 a.name,
-                f.display(),
+                escaped(&f.display().to_string()),
                 done.answer.reason
             ),
             Some(f) => format!(
                 "{} now belongs to workspace {}, but this session stays on workspace {} (reason: {}, which outranks the project file)\n",
-                f.display(),
+                escaped(&f.display().to_string()),
                 a.name,
                 done.answer.workspace,
                 done.answer.reason
@@ -323,7 +340,7 @@ impl Device {
             ),
         };
         for n in &done.notes {
-            text.push_str(&format!("note: {n}\n"));
+            text.push_str(&format!("note: {}\n", escaped(n)));
         }
         let opt = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
         Ok(ToolOutput {

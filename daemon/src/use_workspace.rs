@@ -92,9 +92,12 @@ impl Device {
             }
         };
         self.check_root_place(&folder, caller.extra_home.as_deref())?;
+        // One `use` at a time writes a project file and its registry rows: a
+        // loser's putting back its file must not undo the winner's file.
+        let _one_use = self.project_files.lock().unwrap_or_else(|p| p.into_inner());
         // Refused here, before the file is touched; decided again inside the
         // write below, where no other write can slip in between.
-        plan(&reg, name, &folder, allow_overlap, mode)?;
+        plan(&self.registry(), name, &folder, allow_overlap, mode)?;
 
         // The file first: if the registry write then fails, the file is put
         // back as it was, and an unapproved file only proposes anyway.

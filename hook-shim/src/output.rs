@@ -7,11 +7,13 @@ use crate::payload::Client;
 
 /// The stdout of a session-start hook that shows `context` to `client`'s
 /// model; empty (valid for every client: "nothing to add") when `context`
-/// is empty.
+/// is empty. The daemon escapes each path and note in it; escaping the
+/// whole again (lines kept) covers a daemon of another version.
 pub fn session_start(client: Client, context: &str) -> String {
     if context.is_empty() {
         return String::new();
     }
+    let context = berth_proto::text::escaped_lines(context);
     let doc = match client {
         // Claude Code and Codex document this shape; VS Code reads the same
         // one (it also runs Claude Code's hooks).
@@ -67,6 +69,19 @@ mod tests {
         check(
             Client::Cursor,
             json!({"additional_context": "berth: this session uses workspace \"w\"."}),
+        );
+    }
+
+    #[test]
+    fn control_characters_in_the_context_are_escaped_and_lines_kept() {
+        let out = session_start(
+            Client::ClaudeCode,
+            "project /p/x\u{1b}[31m\u{7}\nberth note: n",
+        );
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            v["hookSpecificOutput"]["additionalContext"],
+            "project /p/x\\u{1b}[31m\\u{7}\nberth note: n"
         );
     }
 

@@ -135,7 +135,8 @@ impl Shim {
             Err(e) => {
                 tracing::warn!(tool, "{e}");
                 Ok(CallToolResult::error(vec![ContentBlock::text(format!(
-                    "berth: {e}\n"
+                    "berth: {}\n",
+                    berth_proto::text::escaped(&e.to_string())
                 ))]))
             }
         }

@@ -1378,3 +1378,50 @@ async fn a_session_idle_past_the_daemons_idle_timeout_keeps_its_connection() {
     );
     shim.stop().await;
 }
+
+// ---------------------------------------------------------------------------
+// Hostile names
+
+/// A project folder and a file whose names hold terminal escapes, a bell, a
+/// carriage return and a line break: the text blocks show them escaped, the
+/// structured content keeps them exact.
+#[tokio::test]
+async fn control_characters_in_paths_and_names_are_escaped_in_text_blocks() {
+    const EVIL: &str = "evil\u{1b}[31mRED\u{1b}]0;TITLE\u{7}\rCR\nLF";
+    const SHOWN: &str = "evil\\u{1b}[31mRED\\u{1b}]0;TITLE\\u{7}\\rCR\\nLF";
+    let raw = |t: &str| t.chars().any(|c| c.is_control() && c != '\n');
+    let env = TestEnv::new();
+    let dir = git_project(&env, &format!("proj/{EVIL}"));
+    env.project_file(&dir, r#"{"workspace": 7}"#);
+    let home = env.managed_home("default");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join(format!("file-{EVIL}")), "x").unwrap();
+    let shim = Spawn::new(&env, &dir).start().await;
+
+    // The first result carries the notice and the note, both quoting the project.
+    let (first, ctx) = shim.ok("device_context", json!({})).await;
+    assert!(!raw(&first), "{first:?}");
+    let shown = dir.display().to_string().replace(EVIL, SHOWN);
+    assert!(first.contains(&format!("The project {shown} ")), "{first}");
+    assert!(first.contains(&format!("project: {shown}\n")), "{first}");
+    assert!(!first.lines().any(|l| l.starts_with("LF")), "{first}");
+    assert_eq!(ctx["project"], json!(dir), "structured content is exact");
+
+    let (listing, entries) = shim.ok("ls", json!({"path": "default/"})).await;
+    assert!(!raw(&listing), "{listing:?}");
+    assert!(
+        listing.contains(&format!("default/file-{SHOWN}\n")),
+        "{listing}"
+    );
+    assert_eq!(
+        entries["entries"][0]["path"],
+        json!(format!("default/file-{EVIL}")),
+        "structured content is exact, so the path can be quoted back"
+    );
+    let refused = shim
+        .err("read", json!({"path": format!("default/gone-{EVIL}")}))
+        .await;
+    assert!(!raw(&refused), "{refused:?}");
+    assert!(refused.contains(&format!("gone-{SHOWN}")), "{refused}");
+    shim.stop().await;
+}

@@ -57,6 +57,9 @@ mod races;
 // Another user's fake daemon where a client looks: refused before a byte is sent.
 #[path = "e2e/impostor.rs"]
 mod impostor;
+// Control characters in names and paths reach no human output raw.
+#[path = "e2e/escapes.rs"]
+mod escapes;
 // Hostile input through every entry point: clear errors, no hangs, nothing outside touched.
 #[path = "e2e/hostile.rs"]
 mod hostile;

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use berth_proto::text::escaped;
 use clap::Args;
 
 use crate::context::Ctx;
@@ -38,26 +39,27 @@ pub async fn cmd_explain(ctx: &mut Ctx, args: ExplainArgs) -> Result<(), CliErro
         doc["decided"] = reply.decided.clone().into();
         return output::json(&doc);
     }
+    // Every part is escaped on its own: a folder's name may hold control characters.
     let mut s = String::new();
-    s.push_str(&format!("{}\n", r.directory));
+    s.push_str(&format!("{}\n", escaped(&r.directory)));
     for step in &reply.steps {
-        s.push_str(&format!("  {}\n", step.directory));
+        s.push_str(&format!("  {}\n", escaped(&step.directory)));
         if step.findings.is_empty() {
             s.push_str("      nothing here\n");
         }
         for f in &step.findings {
-            s.push_str(&format!("      {f}\n"));
+            s.push_str(&format!("      {}\n", escaped(f)));
         }
     }
-    s.push_str(&format!("  {}\n\n", reply.stopped));
+    s.push_str(&format!("  {}\n\n", escaped(&reply.stopped)));
     s.push_str(&format!(
         "=> {} ({}): {}\n",
-        output::bold(&r.workspace),
-        r.reason,
-        reply.decided
+        output::bold(&escaped(&r.workspace)),
+        escaped(&r.reason),
+        escaped(&reply.decided)
     ));
     for n in &r.notes {
-        s.push_str(&format!("note: {n}\n"));
+        s.push_str(&format!("note: {}\n", escaped(n)));
     }
     output::text(&s)
 }

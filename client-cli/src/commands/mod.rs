@@ -83,24 +83,25 @@ pub fn resolution_json(r: &berth_proto::pb::Resolution) -> serde_json::Value {
     })
 }
 
-/// A resolution as text, one `key: value` line each.
+/// A resolution as text, one `key: value` line each, every value escaped.
 pub fn resolution_text(r: &berth_proto::pb::Resolution) -> String {
+    use berth_proto::text::escaped;
     let mut s = format!(
         "workspace: {}\nreason: {}\ndirectory: {}\n",
-        crate::output::bold(&r.workspace),
-        r.reason,
-        r.directory
+        crate::output::bold(&escaped(&r.workspace)),
+        escaped(&r.reason),
+        escaped(&r.directory)
     );
     let mut line = |k: &str, v: &str| {
         if !v.is_empty() {
-            s.push_str(&format!("{k}: {v}\n"));
+            s.push_str(&format!("{k}: {}\n", escaped(v)));
         }
     };
     line("project", &r.project);
     line("project_file", &r.project_file);
     line("proposal", &r.proposal);
     for n in &r.notes {
-        s.push_str(&format!("note: {n}\n"));
+        line("note", n);
     }
     s
 }

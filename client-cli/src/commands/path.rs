@@ -43,9 +43,10 @@ pub async fn cmd_path(ctx: &mut Ctx, args: PathArgs) -> Result<(), CliError> {
             "workspace": output::nullable(&reply.workspace),
         }));
     }
-    let mut s = format!("{}\n", reply.qualified);
+    use berth_proto::text::escaped;
+    let mut s = format!("{}\n", escaped(&reply.qualified));
     if !reply.absolute.is_empty() {
-        s.push_str(&format!("absolute: {}\n", reply.absolute));
+        s.push_str(&format!("absolute: {}\n", escaped(&reply.absolute)));
     }
     if reply.qualified.starts_with("./") {
         s.push_str("(in the scratch folder an agent session here would get)\n");

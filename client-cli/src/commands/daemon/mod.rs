@@ -5,6 +5,7 @@ pub mod status;
 pub mod stop;
 
 use berth_proto::pb::StatusReply;
+use berth_proto::text::escaped;
 
 /// The JSON shape of `daemon status` (SPEC §10).
 pub fn status_json(s: Option<&StatusReply>, socket: &str, data_dir: &str) -> serde_json::Value {
@@ -33,6 +34,9 @@ pub fn status_json(s: Option<&StatusReply>, socket: &str, data_dir: &str) -> ser
 pub fn status_text(s: &StatusReply) -> String {
     format!(
         "berthd {} running (pid {})\nsocket: {}\ndata dir: {}\n",
-        s.version, s.pid, s.socket, s.data_dir
+        escaped(&s.version),
+        s.pid,
+        escaped(&s.socket),
+        escaped(&s.data_dir)
     )
 }

@@ -2,6 +2,7 @@
 
 use berth_proto::client::{self, ClientError, Connection};
 use berth_proto::paths;
+use berth_proto::text::escaped;
 
 use crate::context::Ctx;
 use crate::output::{self, CliError};
@@ -40,8 +41,9 @@ pub async fn cmd_daemon_status(ctx: &mut Ctx) -> Result<(), CliError> {
     match status {
         Some(s) => output::text(&super::status_text(&s)),
         None => output::text(&format!(
-            "berthd is not running\nsocket: {}\ndata dir: {data_dir}\n",
-            socket.display()
+            "berthd is not running\nsocket: {}\ndata dir: {}\n",
+            escaped(&socket.display().to_string()),
+            escaped(&data_dir)
         )),
     }
 }

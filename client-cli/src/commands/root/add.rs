@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use berth_proto::pb;
+use berth_proto::text::escaped;
 use clap::Args;
 
 use crate::context::Ctx;
@@ -36,7 +37,8 @@ pub async fn cmd_root_add(ctx: &mut Ctx, args: AddArgs) -> Result<(), CliError> 
     } else {
         output::text(&format!(
             "approved {} as a root of {}\n",
-            reply.path, reply.workspace
+            escaped(&reply.path),
+            escaped(&reply.workspace)
         ))
     }
 }

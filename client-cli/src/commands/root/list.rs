@@ -33,7 +33,10 @@ pub async fn cmd_root_list(ctx: &mut Ctx, args: ListArgs) -> Result<(), CliError
         &reply
             .roots
             .iter()
-            .map(|r| format!("{}\t{}\n", r.workspace, r.path))
+            .map(|r| {
+                use berth_proto::text::escaped;
+                format!("{}\t{}\n", escaped(&r.workspace), escaped(&r.path))
+            })
             .collect::<String>(),
     )
 }

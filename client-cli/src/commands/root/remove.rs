@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use berth_proto::pb;
+use berth_proto::text::escaped;
 use clap::Args;
 
 use crate::context::Ctx;
@@ -33,7 +34,8 @@ pub async fn cmd_root_remove(ctx: &mut Ctx, args: RemoveArgs) -> Result<(), CliE
     } else {
         output::text(&format!(
             "removed root {} of {}\n",
-            reply.path, reply.workspace
+            escaped(&reply.path),
+            escaped(&reply.workspace)
         ))
     }
 }

@@ -19,7 +19,7 @@ pub async fn cmd_setting_get(ctx: &mut Ctx, args: KeyArg) -> Result<(), CliError
         return output::json(&super::setting_json(&reply.key, reply.value.as_deref()));
     }
     match reply.value {
-        Some(v) => output::text(&format!("{v}\n")),
+        Some(v) => output::text(&format!("{}\n", berth_proto::text::escaped(&v))),
         None => {
             output::note(&format!("{} is not set", reply.key));
             Ok(())

@@ -30,15 +30,16 @@ pub fn info_json(w: &pb::WorkspaceInfo) -> serde_json::Value {
 
 /// One workspace as text.
 pub fn info_text(w: &pb::WorkspaceInfo) -> String {
+    use berth_proto::text::escaped;
     let mut s = format!(
         "{}{}\n  home: {} ({})\n",
-        crate::output::bold(&w.name),
+        crate::output::bold(&escaped(&w.name)),
         if w.active { " (active)" } else { "" },
-        w.home,
-        w.home_mode
+        escaped(&w.home),
+        escaped(&w.home_mode)
     );
     for r in &w.roots {
-        s.push_str(&format!("  root: {r}\n"));
+        s.push_str(&format!("  root: {}\n", escaped(r)));
     }
     if !w.error.is_empty() {
         s.push_str(&format!("  error: {}\n", w.error));

@@ -4,6 +4,7 @@
 use std::io::IsTerminal;
 
 use berth_proto::pb;
+use berth_proto::text::escaped;
 use clap::Args;
 
 use crate::context::Ctx;
@@ -45,12 +46,13 @@ pub async fn cmd_workspace_use(ctx: &mut Ctx, args: UseArgs) -> Result<(), CliEr
             "resolution": reply.resolution.as_ref().map(crate::commands::resolution_json),
         }));
     }
-    let mut s = format!("using workspace {name} for {}\n", reply.folder);
+    let (name, folder) = (escaped(&name), escaped(&reply.folder));
+    let mut s = format!("using workspace {name} for {folder}\n");
     if reply.created {
         s.push_str(&format!("created workspace {name}\n"));
     }
     if reply.root_added {
-        s.push_str(&format!("approved {} as a root of {name}\n", reply.folder));
+        s.push_str(&format!("approved {folder} as a root of {name}\n"));
     }
     output::text(&s)?;
     for n in &reply.notes {
@@ -91,7 +93,8 @@ async fn pick(ctx: &mut Ctx) -> Result<String, CliError> {
     if !here.proposal.is_empty() {
         eprintln!(
             "{} proposes workspace {:?}.",
-            here.project_file, here.proposal
+            escaped(&here.project_file),
+            here.proposal
         );
         match items.iter().position(|n| *n == here.proposal) {
             Some(i) => default = i,
@@ -106,11 +109,11 @@ async fn pick(ctx: &mut Ctx) -> Result<String, CliError> {
     let choice = dialoguer::Select::new()
         .with_prompt(format!(
             "Which workspace should {} use?",
-            if here.project.is_empty() {
+            escaped(if here.project.is_empty() {
                 &here.directory
             } else {
                 &here.project
-            }
+            })
         ))
         .items(&items)
         .default(default)
