@@ -154,6 +154,7 @@ impl Table {
         let closed = Box::pin(slot.close.clone().cancelled_owned());
         let tracked = Tracked {
             inner: stream,
+            early: Vec::new(),
             slot,
             closed,
             id,
@@ -238,6 +239,9 @@ impl Table {
 /// the table closes it, so the HTTP/2 server drops it and its descriptor.
 pub struct Tracked {
     inner: LocalStream,
+    /// Bytes read before HTTP/2 started (see [`Tracked::first_bytes`]),
+    /// handed out first.
+    early: Vec<u8>,
     slot: Arc<Slot>,
     closed: Pin<Box<WaitForCancellationFutureOwned>>,
     id: u64,
@@ -245,6 +249,23 @@ pub struct Tracked {
 }
 
 impl Tracked {
+    /// Waits until the peer sends its first bytes, and keeps them for the
+    /// HTTP/2 server, which is only started then: a socket that never says
+    /// anything costs a descriptor and a small task until the idle timeout
+    /// or the cap closes it, never an HTTP/2 connection's buffers. `None`:
+    /// the peer left or the table closed it first.
+    pub async fn first_bytes(mut self) -> Option<Tracked> {
+        use tokio::io::AsyncReadExt;
+        let mut buf = [0u8; 512];
+        match self.read(&mut buf).await {
+            Ok(n) if n > 0 => {
+                self.early = buf[..n].to_vec();
+                Some(self)
+            }
+            _ => None,
+        }
+    }
+
     fn is_closed(&mut self, cx: &mut Context<'_>) -> bool {
         self.closed.as_mut().poll(cx).is_ready()
     }
@@ -257,6 +278,12 @@ impl AsyncRead for Tracked {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         if self.is_closed(cx) {
+            return Poll::Ready(Ok(()));
+        }
+        if !self.early.is_empty() {
+            let n = self.early.len().min(buf.remaining());
+            buf.put_slice(&self.early[..n]);
+            self.early.drain(..n);
             return Poll::Ready(Ok(()));
         }
         let before = buf.filled().len();
