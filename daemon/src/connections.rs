@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::future::Future as _;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -101,9 +101,21 @@ struct Slot {
     bytes_read: AtomicU64,
     /// Cancelled to close the connection.
     close: CancellationToken,
+    /// Set when `close` is cancelled: a plain flag for the scans, which the
+    /// token's own check (a lock) would slow down at the cap.
+    closing: AtomicBool,
 }
 
 impl Slot {
+    fn close(&self) {
+        self.closing.store(true, Ordering::Relaxed);
+        self.close.cancel();
+    }
+
+    fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::Relaxed)
+    }
+
     fn spoke_http2(&self) -> bool {
         self.bytes_read.load(Ordering::Relaxed) > HANDSHAKE_BYTES
     }
@@ -168,20 +180,31 @@ impl Table {
             last_read: AtomicU64::new(self.now_ms()),
             bytes_read: AtomicU64::new(0),
             close: CancellationToken::new(),
+            closing: AtomicBool::new(false),
         });
         let mut slots = self.lock();
         let mut evicted = 0;
         loop {
-            let live = slots.open.values().filter(|s| !s.close.is_cancelled());
-            if live.clone().count() < self.limits.max_connections {
+            // One pass: how many are live, and which to evict first
+            // (never-spoken ones first, as `false` sorts first, then by
+            // silence).
+            let key = |s: &Slot| (s.spoke_http2(), s.last_read.load(Ordering::Relaxed));
+            let mut live = 0;
+            let mut victim: Option<&Arc<Slot>> = None;
+            for s in slots.open.values().filter(|s| !s.is_closing()) {
+                live += 1;
+                if victim.is_none_or(|v| key(s) < key(v)) {
+                    victim = Some(s);
+                }
+            }
+            let Some(victim) = victim.filter(|_| live >= self.limits.max_connections) else {
+                break;
+            };
+            victim.close();
+            evicted += 1;
+            if live - 1 < self.limits.max_connections {
                 break;
             }
-            // Never-spoken ones first (`false` sorts first), then by silence.
-            let victim =
-                live.min_by_key(|s| (s.spoke_http2(), s.last_read.load(Ordering::Relaxed)));
-            let Some(victim) = victim else { break };
-            victim.close.cancel();
-            evicted += 1;
         }
         let id = slots.next_id;
         slots.next_id += 1;
@@ -198,8 +221,8 @@ impl Table {
         let mut closed = 0;
         for slot in slots.open.values() {
             let silent = now.saturating_sub(slot.last_read.load(Ordering::Relaxed));
-            if silent >= limit && !slot.close.is_cancelled() {
-                slot.close.cancel();
+            if silent >= limit && !slot.is_closing() {
+                slot.close();
                 closed += 1;
             }
         }
@@ -398,7 +421,7 @@ mod tests {
     fn closed_connections_do_not_count_against_the_cap() {
         let t = table(1);
         let (_, a, _) = t.register();
-        a.close.cancel();
+        a.close();
         let (_, _, evicted) = t.register();
         assert_eq!(evicted, 0);
     }
