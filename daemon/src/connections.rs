@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::future::Future as _;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -101,9 +101,21 @@ struct Slot {
     bytes_read: AtomicU64,
     /// Cancelled to close the connection.
     close: CancellationToken,
+    /// Set when `close` is cancelled: a plain flag for the scans, which the
+    /// token's own check (a lock) would slow down at the cap.
+    closing: AtomicBool,
 }
 
 impl Slot {
+    fn close(&self) {
+        self.closing.store(true, Ordering::Relaxed);
+        self.close.cancel();
+    }
+
+    fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::Relaxed)
+    }
+
     fn spoke_http2(&self) -> bool {
         self.bytes_read.load(Ordering::Relaxed) > HANDSHAKE_BYTES
     }
@@ -154,6 +166,7 @@ impl Table {
         let closed = Box::pin(slot.close.clone().cancelled_owned());
         let tracked = Tracked {
             inner: stream,
+            early: Vec::new(),
             slot,
             closed,
             id,
@@ -167,20 +180,31 @@ impl Table {
             last_read: AtomicU64::new(self.now_ms()),
             bytes_read: AtomicU64::new(0),
             close: CancellationToken::new(),
+            closing: AtomicBool::new(false),
         });
         let mut slots = self.lock();
         let mut evicted = 0;
         loop {
-            let live = slots.open.values().filter(|s| !s.close.is_cancelled());
-            if live.clone().count() < self.limits.max_connections {
+            // One pass: how many are live, and which to evict first
+            // (never-spoken ones first, as `false` sorts first, then by
+            // silence).
+            let key = |s: &Slot| (s.spoke_http2(), s.last_read.load(Ordering::Relaxed));
+            let mut live = 0;
+            let mut victim: Option<&Arc<Slot>> = None;
+            for s in slots.open.values().filter(|s| !s.is_closing()) {
+                live += 1;
+                if victim.is_none_or(|v| key(s) < key(v)) {
+                    victim = Some(s);
+                }
+            }
+            let Some(victim) = victim.filter(|_| live >= self.limits.max_connections) else {
+                break;
+            };
+            victim.close();
+            evicted += 1;
+            if live - 1 < self.limits.max_connections {
                 break;
             }
-            // Never-spoken ones first (`false` sorts first), then by silence.
-            let victim =
-                live.min_by_key(|s| (s.spoke_http2(), s.last_read.load(Ordering::Relaxed)));
-            let Some(victim) = victim else { break };
-            victim.close.cancel();
-            evicted += 1;
         }
         let id = slots.next_id;
         slots.next_id += 1;
@@ -197,8 +221,8 @@ impl Table {
         let mut closed = 0;
         for slot in slots.open.values() {
             let silent = now.saturating_sub(slot.last_read.load(Ordering::Relaxed));
-            if silent >= limit && !slot.close.is_cancelled() {
-                slot.close.cancel();
+            if silent >= limit && !slot.is_closing() {
+                slot.close();
                 closed += 1;
             }
         }
@@ -238,6 +262,9 @@ impl Table {
 /// the table closes it, so the HTTP/2 server drops it and its descriptor.
 pub struct Tracked {
     inner: LocalStream,
+    /// Bytes read before HTTP/2 started (see [`Tracked::first_bytes`]),
+    /// handed out first.
+    early: Vec<u8>,
     slot: Arc<Slot>,
     closed: Pin<Box<WaitForCancellationFutureOwned>>,
     id: u64,
@@ -245,6 +272,23 @@ pub struct Tracked {
 }
 
 impl Tracked {
+    /// Waits until the peer sends its first bytes, and keeps them for the
+    /// HTTP/2 server, which is only started then: a socket that never says
+    /// anything costs a descriptor and a small task until the idle timeout
+    /// or the cap closes it, never an HTTP/2 connection's buffers. `None`:
+    /// the peer left or the table closed it first.
+    pub async fn first_bytes(mut self) -> Option<Tracked> {
+        use tokio::io::AsyncReadExt;
+        let mut buf = [0u8; 512];
+        match self.read(&mut buf).await {
+            Ok(n) if n > 0 => {
+                self.early = buf[..n].to_vec();
+                Some(self)
+            }
+            _ => None,
+        }
+    }
+
     fn is_closed(&mut self, cx: &mut Context<'_>) -> bool {
         self.closed.as_mut().poll(cx).is_ready()
     }
@@ -257,6 +301,12 @@ impl AsyncRead for Tracked {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         if self.is_closed(cx) {
+            return Poll::Ready(Ok(()));
+        }
+        if !self.early.is_empty() {
+            let n = self.early.len().min(buf.remaining());
+            buf.put_slice(&self.early[..n]);
+            self.early.drain(..n);
             return Poll::Ready(Ok(()));
         }
         let before = buf.filled().len();
@@ -371,7 +421,7 @@ mod tests {
     fn closed_connections_do_not_count_against_the_cap() {
         let t = table(1);
         let (_, a, _) = t.register();
-        a.close.cancel();
+        a.close();
         let (_, _, evicted) = t.register();
         assert_eq!(evicted, 0);
     }

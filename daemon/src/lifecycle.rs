@@ -183,7 +183,9 @@ async fn serve(
     // reach the idle timeout (docs/decisions/0014-bounded-connections.md).
     let server = tonic::transport::Server::builder()
         .http2_keepalive_interval(Some(limits.keepalive_interval()))
-        .http2_keepalive_timeout(Some(limits.idle_timeout / 2))
+        // No stricter than the idle rule: a client that acks within the
+        // timeout is live by both.
+        .http2_keepalive_timeout(Some(limits.idle_timeout))
         .add_service(service)
         .serve_with_incoming_shutdown(incoming, device.stopped());
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())

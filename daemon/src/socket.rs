@@ -237,9 +237,16 @@ fn async_stream(
                     "{cap} connections open: closed the longest-silent one to answer a new one"
                 );
             }
-            if tx.send(Ok(conn)).await.is_err() {
+            if tx.is_closed() {
                 return;
             }
+            // HTTP/2 starts once the peer speaks (`Tracked::first_bytes`).
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                if let Some(conn) = conn.first_bytes().await {
+                    let _ = tx.send(Ok(conn)).await;
+                }
+            });
         }
     });
     tokio_stream::wrappers::ReceiverStream::new(rx)

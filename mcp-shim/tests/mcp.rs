@@ -1360,11 +1360,11 @@ async fn a_write_past_the_size_limit_gets_berths_own_refusal_and_a_large_one_wor
 async fn a_session_idle_past_the_daemons_idle_timeout_keeps_its_connection() {
     let env = TestEnv::new();
     let mut cmd = env.command(berth_tests::bin("berthd"));
-    cmd.args(["--idle-timeout", "1"]);
+    cmd.args(["--idle-timeout", "2"]);
     let _ = env.run(cmd).success();
     let shim = Spawn::new(&env, env.home()).start().await;
     let before = shim.context().await;
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    tokio::time::sleep(Duration::from_secs(6)).await;
     assert_eq!(shim.context().await["workspace"], before["workspace"]);
     let daemon_log = env.log();
     assert!(

@@ -63,10 +63,10 @@ mod escapes;
 // Hostile input through every entry point: clear errors, no hangs, nothing outside touched.
 #[path = "e2e/hostile.rs"]
 mod hostile;
-// Log files only their user may read (SPEC §11).
+// Log files only their user may read.
 #[path = "e2e/logs.rs"]
 mod logs;
-// Floods of idle and half-open connections: bounded, closed, others answered (SPEC §11).
+// Floods of idle and half-open connections: bounded, closed, others answered.
 #[path = "e2e/flood.rs"]
 mod flood;
 // Special files and stuck calls: the daemon keeps answering, and stop means stopped.
