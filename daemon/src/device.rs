@@ -108,6 +108,7 @@ impl Device {
         while !self.store.is_idle() && tokio::time::Instant::now() < until {
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
+        self.pool.close();
         self.stop.send_replace(true);
     }
 

@@ -45,6 +45,8 @@ pub struct Pool {
     deadline: Duration,
     running: Arc<watch::Sender<usize>>,
     stopping: AtomicBool,
+    /// Set once writes are closed: calls still waiting are answered then.
+    closed: watch::Sender<bool>,
 }
 
 impl Default for Pool {
@@ -62,6 +64,7 @@ impl Pool {
             deadline,
             running: Arc::new(watch::channel(0).0),
             stopping: AtomicBool::new(false),
+            closed: watch::channel(false).0,
         }
     }
 
@@ -78,10 +81,14 @@ impl Pool {
             Lane::Tools => self.tools.clone(),
             Lane::Requests => self.requests.clone(),
         };
-        let permit = match tokio::time::timeout_at(deadline, permits.acquire_owned()).await {
-            Ok(Ok(permit)) => permit,
-            Ok(Err(_)) => return Err(BerthError::internal("the daemon's thread pool is closed")),
-            Err(_) => return Err(self.busy(lane)),
+        let mut closed = self.closed.subscribe();
+        let permit = tokio::select! {
+            got = tokio::time::timeout_at(deadline, permits.acquire_owned()) => match got {
+                Ok(Ok(permit)) => permit,
+                Ok(Err(_)) => return Err(BerthError::internal("the daemon's thread pool is closed")),
+                Err(_) => return Err(self.busy(lane)),
+            },
+            () = until_closed(&mut closed) => return Err(stopped_before_done()),
         };
         self.refuse_when_stopping()?;
         let fate = Arc::new(Fate::default());
@@ -98,6 +105,14 @@ impl Pool {
         });
         tokio::select! {
             joined = &mut handle => joined_result(joined),
+            // The daemon stopped while this ran: answer before it exits.
+            () = until_closed(&mut closed) => {
+                if fate.abandon() {
+                    Err(stopped_before_done())
+                } else {
+                    joined_result(handle.await)
+                }
+            }
             () = tokio::time::sleep_until(deadline) => {
                 if fate.abandon() {
                     Err(BerthError::timed_out(format!(
@@ -115,6 +130,12 @@ impl Pool {
     /// From now on, new calls are refused.
     pub fn stop_taking_work(&self) {
         self.stopping.store(true, Ordering::SeqCst);
+    }
+
+    /// Answers every call still waiting or running: they were stopped before
+    /// they finished (writes are closed by now, so none of them can commit).
+    pub fn close(&self) {
+        self.closed.send_replace(true);
     }
 
     /// Waits until no call runs, or `grace` passes; `true` when none runs.
@@ -144,6 +165,16 @@ impl Pool {
             self.deadline.as_secs_f32()
         ))
     }
+}
+
+async fn until_closed(closed: &mut watch::Receiver<bool>) {
+    let _ = closed.wait_for(|c| *c).await;
+}
+
+fn stopped_before_done() -> BerthError {
+    BerthError::shutting_down(
+        "berthd stopped before this call finished, so nothing it would have written was written; run the command again (it starts a new berthd)",
+    )
 }
 
 fn joined_result<T>(
@@ -302,5 +333,36 @@ mod tests {
         assert_eq!(err.code, Code::ShuttingDown, "{err}");
         assert!(pool.drain(Duration::from_secs(5)).await);
         running.await.unwrap().unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn closing_answers_a_stuck_call_at_once_and_it_can_no_longer_commit() {
+        let pool = Arc::new(Pool::new(2, 2, Duration::from_secs(60)));
+        let (tx, rx) = mpsc::channel();
+        let (go, wait) = mpsc::channel::<()>();
+        let p = pool.clone();
+        let stuck = tokio::spawn(async move {
+            p.run(Lane::Requests, move || {
+                let _ = wait.recv();
+                tx.send(may_commit()).unwrap();
+                Ok(())
+            })
+            .await
+        });
+        tokio::time::sleep(SHORT / 4).await;
+        pool.stop_taking_work();
+        assert!(!pool.drain(SHORT / 4).await, "the stuck call still runs");
+        pool.close();
+        let err = tokio::time::timeout(SHORT, stuck)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(err.code, Code::ShuttingDown, "{err}");
+        go.send(()).unwrap();
+        assert!(
+            !rx.recv().unwrap(),
+            "a call answered as stopped may not commit"
+        );
     }
 }

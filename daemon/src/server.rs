@@ -164,7 +164,20 @@ impl pb::berth_server::Berth for Service {
             // The stream stays open for the session's life; the shim's going
             // away (or dying) closes it.
             tokio::select! {
-                () = tx.closed() => device.close_session(&session.id),
+                () = tx.closed() => {
+                    // Recording the end writes to the store: not on an async worker.
+                    let d = device.clone();
+                    let ended = device
+                        .pool
+                        .run(Lane::Requests, move || {
+                            d.close_session(&session.id);
+                            Ok(())
+                        })
+                        .await;
+                    if let Err(e) = ended {
+                        tracing::warn!(error = %e, "could not end a session whose shim went away");
+                    }
+                }
                 () = device.stopped() => {}
             }
         });

@@ -185,13 +185,12 @@ impl Store {
         if path.exists() {
             check_readonly(path)?;
         }
-        let conn = Connection::open(path)?;
+        let mut conn = Connection::open(path)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         let writes_closed = Arc::new(AtomicBool::new(false));
-        let mut conn = conn;
         conn.commit_hook(Some(refuse_commit(writes_closed.clone())))?;
         let mut store = Store {
             conn: Mutex::new(conn),
