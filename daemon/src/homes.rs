@@ -405,4 +405,57 @@ mod tests {
         let err = check_local_home(&link, &c).unwrap_err();
         assert!(err.message.contains("system folder"), "{err}");
     }
+
+    fn with_local(homes: &[(&str, &str)]) -> Registry {
+        let mut reg = crate::registry::fixtures::registry(&["default"], "default", &[]);
+        for (name, home) in homes {
+            reg.workspaces.insert(
+                name.to_string(),
+                WorkspaceEntry {
+                    name: name.to_string(),
+                    home: Home::Local(PathBuf::from(home)),
+                },
+            );
+        }
+        reg
+    }
+
+    #[test]
+    fn a_home_inside_or_around_another_local_home_is_refused_a_sibling_is_not() {
+        let reg = with_local(&[("wa", "/h/c/homeA")]);
+        for (path, needle) in [
+            (
+                "/h/c/homeA/sub/homeB",
+                "lies inside the home of workspace \"wa\"",
+            ),
+            ("/h/c", "contains the home of workspace \"wa\""),
+        ] {
+            let err = check_not_nested(Path::new(path), "new", &reg).unwrap_err();
+            assert!(err.message.contains(needle), "{path}: {err}");
+        }
+        for ok in ["/h/c/homeAB", "/h/d", "/h/c/other/homeA"] {
+            check_not_nested(Path::new(ok), "new", &reg).unwrap();
+        }
+        // A workspace is not nested with itself.
+        check_not_nested(Path::new("/h/c/homeA/x"), "wa", &reg).unwrap();
+    }
+
+    #[test]
+    fn nested_homes_in_the_registry_get_a_note_on_both_sides() {
+        let reg = with_local(&[
+            ("wa", "/h/a"),
+            ("wb", "/h/a/sub/b"),
+            ("wc", "/h/a/sub/b/c"),
+            ("wd", "/h/ab"),
+        ]);
+        let notes = nested_homes(&reg);
+        assert_eq!(notes.keys().collect::<Vec<_>>(), ["wa", "wb", "wc"]);
+        assert_eq!(notes["wa"].len(), 2, "{:?}", notes["wa"]);
+        assert_eq!(notes["wb"].len(), 2, "{:?}", notes["wb"]);
+        assert!(
+            notes["wc"].iter().all(|n| n.contains("lies inside")),
+            "{:?}",
+            notes["wc"]
+        );
+    }
 }

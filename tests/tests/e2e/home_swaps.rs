@@ -199,6 +199,14 @@ async fn a_link_or_a_folder_moved_into_a_homes_place_is_refused_and_nothing_land
     );
     let wa = env.json(["workspace", "show", "wa"]);
     assert!(wa["notes"][0].as_str().unwrap().contains("\"wb\""), "{wa}");
+    // And reported in the log when the daemon starts.
+    berth_tests::wait_until(std::time::Duration::from_secs(20), || {
+        let log = env.log();
+        log.contains("its home lies inside the home of workspace \"wa\"")
+            .then_some(())
+            .ok_or(log)
+    })
+    .unwrap_or_else(|log| panic!("nested homes not logged at start:\n{log}"));
     let mut s = Session::open(&env).await;
     s.ok("write", json!({"path": "wb/ok.txt", "content": "fine"}))
         .await;
