@@ -29,7 +29,7 @@ pub const SWEEP_BUDGET: Budget = Budget {
 
 /// A workspace's home, opened: the handle its file tools work through.
 pub struct OpenedHome {
-    /// Where it is.
+    /// Where it is (for messages; the handle is what is used).
     pub path: PathBuf,
     /// The folder itself, opened without following any link.
     pub dir: cap_std::fs::Dir,
@@ -217,14 +217,7 @@ impl Device {
             ))
         };
         std::fs::create_dir_all(path).map_err(internal)?;
-        let data = rustix::fs::open(
-            &self.data_dir,
-            rustix::fs::OFlags::RDONLY
-                | rustix::fs::OFlags::DIRECTORY
-                | rustix::fs::OFlags::CLOEXEC,
-            rustix::fs::Mode::empty(),
-        )
-        .map_err(|e| internal(e.into()))?;
+        let data = self.open_data_dir().map_err(internal)?;
         linkfree::open_dir_beneath(Some(&data), &Path::new("workspaces").join(name)).map_err(|e| {
             if linkfree::is_link_refusal(&e) {
                 BerthError::refused(format!(
@@ -236,6 +229,13 @@ impl Device {
                 internal(e)
             }
         })
+    }
+
+    /// berth's data dir, opened as the user configured it (a link there is their choice).
+    fn open_data_dir(&self) -> std::io::Result<OwnedFd> {
+        use rustix::fs::{Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        Ok(rustix::fs::open(&self.data_dir, flags, Mode::empty())?)
     }
 
     /// Compares the opened home with the folder that was approved; records it when no record
@@ -306,15 +306,9 @@ impl Device {
                 removed += sweep_stale(&home.dir, &mut budget, 0);
             }
         }
-        let scratch = rustix::fs::open(
-            &self.data_dir,
-            rustix::fs::OFlags::RDONLY
-                | rustix::fs::OFlags::DIRECTORY
-                | rustix::fs::OFlags::CLOEXEC,
-            rustix::fs::Mode::empty(),
-        )
-        .map_err(std::io::Error::from)
-        .and_then(|data| linkfree::open_dir_beneath(Some(&data), Path::new("scratch")));
+        let scratch = self
+            .open_data_dir()
+            .and_then(|data| linkfree::open_dir_beneath(Some(&data), Path::new("scratch")));
         if let Ok(fd) = scratch {
             removed += sweep_stale(&cap_std::fs::Dir::from(fd), &mut budget, 0);
         }

@@ -5,7 +5,7 @@
 //! [`explain`], [`homeguard`]. The daemon around it: [`fsview`] and
 //! [`gather`] meet the disk; [`store`] keeps the registry; [`device`] holds
 //! the state and its operations ([`workspaces`], [`roots`], [`settings`],
-//! [`use_workspace`], [`homes`]); [`server`] speaks the protocol;
+//! [`use_workspace`], [`homes`], opened through [`linkfree`]); [`server`] speaks the protocol;
 //! [`socket`], [`lock`], [`logging`] and [`lifecycle`] run the process.
 
 // The pure core.
