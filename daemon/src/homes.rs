@@ -29,7 +29,7 @@ pub const SWEEP_BUDGET: Budget = Budget {
 
 /// A workspace's home, opened: the handle its file tools work through.
 pub struct OpenedHome {
-    /// Where it is.
+    /// Where it is (for messages; the handle is what is used).
     pub path: PathBuf,
     /// The folder itself, opened without following any link.
     pub dir: cap_std::fs::Dir,
@@ -217,14 +217,7 @@ impl Device {
             ))
         };
         std::fs::create_dir_all(path).map_err(internal)?;
-        let data = rustix::fs::open(
-            &self.data_dir,
-            rustix::fs::OFlags::RDONLY
-                | rustix::fs::OFlags::DIRECTORY
-                | rustix::fs::OFlags::CLOEXEC,
-            rustix::fs::Mode::empty(),
-        )
-        .map_err(|e| internal(e.into()))?;
+        let data = self.open_data_dir().map_err(internal)?;
         linkfree::open_dir_beneath(Some(&data), &Path::new("workspaces").join(name)).map_err(|e| {
             if linkfree::is_link_refusal(&e) {
                 BerthError::refused(format!(
@@ -236,6 +229,13 @@ impl Device {
                 internal(e)
             }
         })
+    }
+
+    /// berth's data dir, opened as the user configured it (a link there is their choice).
+    fn open_data_dir(&self) -> std::io::Result<OwnedFd> {
+        use rustix::fs::{Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        Ok(rustix::fs::open(&self.data_dir, flags, Mode::empty())?)
     }
 
     /// Compares the opened home with the folder that was approved; records it when no record
@@ -306,15 +306,9 @@ impl Device {
                 removed += sweep_stale(&home.dir, &mut budget, 0);
             }
         }
-        let scratch = rustix::fs::open(
-            &self.data_dir,
-            rustix::fs::OFlags::RDONLY
-                | rustix::fs::OFlags::DIRECTORY
-                | rustix::fs::OFlags::CLOEXEC,
-            rustix::fs::Mode::empty(),
-        )
-        .map_err(std::io::Error::from)
-        .and_then(|data| linkfree::open_dir_beneath(Some(&data), Path::new("scratch")));
+        let scratch = self
+            .open_data_dir()
+            .and_then(|data| linkfree::open_dir_beneath(Some(&data), Path::new("scratch")));
         if let Ok(fd) = scratch {
             removed += sweep_stale(&cap_std::fs::Dir::from(fd), &mut budget, 0);
         }
@@ -404,5 +398,58 @@ mod tests {
         };
         let err = check_local_home(&link, &c).unwrap_err();
         assert!(err.message.contains("system folder"), "{err}");
+    }
+
+    fn with_local(homes: &[(&str, &str)]) -> Registry {
+        let mut reg = crate::registry::fixtures::registry(&["default"], "default", &[]);
+        for (name, home) in homes {
+            reg.workspaces.insert(
+                name.to_string(),
+                WorkspaceEntry {
+                    name: name.to_string(),
+                    home: Home::Local(PathBuf::from(home)),
+                },
+            );
+        }
+        reg
+    }
+
+    #[test]
+    fn a_home_inside_or_around_another_local_home_is_refused_a_sibling_is_not() {
+        let reg = with_local(&[("wa", "/h/c/homeA")]);
+        for (path, needle) in [
+            (
+                "/h/c/homeA/sub/homeB",
+                "lies inside the home of workspace \"wa\"",
+            ),
+            ("/h/c", "contains the home of workspace \"wa\""),
+        ] {
+            let err = check_not_nested(Path::new(path), "new", &reg).unwrap_err();
+            assert!(err.message.contains(needle), "{path}: {err}");
+        }
+        for ok in ["/h/c/homeAB", "/h/d", "/h/c/other/homeA"] {
+            check_not_nested(Path::new(ok), "new", &reg).unwrap();
+        }
+        // A workspace is not nested with itself.
+        check_not_nested(Path::new("/h/c/homeA/x"), "wa", &reg).unwrap();
+    }
+
+    #[test]
+    fn nested_homes_in_the_registry_get_a_note_on_both_sides() {
+        let reg = with_local(&[
+            ("wa", "/h/a"),
+            ("wb", "/h/a/sub/b"),
+            ("wc", "/h/a/sub/b/c"),
+            ("wd", "/h/ab"),
+        ]);
+        let notes = nested_homes(&reg);
+        assert_eq!(notes.keys().collect::<Vec<_>>(), ["wa", "wb", "wc"]);
+        assert_eq!(notes["wa"].len(), 2, "{:?}", notes["wa"]);
+        assert_eq!(notes["wb"].len(), 2, "{:?}", notes["wb"]);
+        assert!(
+            notes["wc"].iter().all(|n| n.contains("lies inside")),
+            "{:?}",
+            notes["wc"]
+        );
     }
 }

@@ -5,9 +5,10 @@
 //! [`explain`], [`homeguard`]. The daemon around it: [`fsview`] and
 //! [`gather`] meet the disk; [`store`] keeps the registry; [`device`] holds
 //! the state and its operations ([`workspaces`], [`roots`], [`settings`],
-//! [`use_workspace`], [`homes`]); [`server`] speaks the protocol and runs
-//! blocking work on the bounded [`pool`]; [`socket`], [`connections`],
-//! [`lock`], [`logging`] and [`lifecycle`] run the process.
+//! [`use_workspace`], [`homes`], opened through [`linkfree`]); [`server`]
+//! speaks the protocol and runs blocking work on the bounded [`pool`];
+//! [`socket`], [`connections`], [`lock`], [`logging`] and [`lifecycle`] run
+//! the process.
 
 // The pure core.
 pub mod claim;
