@@ -25,6 +25,9 @@ pub enum Code {
     ClientOutdated,
     /// Something failed inside the daemon (storage, I/O).
     Internal,
+    /// The daemon serves another data folder (another registry) than the
+    /// client's; the message names both.
+    OtherDataDir,
 }
 
 impl Code {
@@ -37,6 +40,7 @@ impl Code {
             Code::DaemonOutdated => "daemon-outdated",
             Code::ClientOutdated => "client-outdated",
             Code::Internal => "internal",
+            Code::OtherDataDir => "other-data-dir",
         }
     }
 
@@ -49,6 +53,7 @@ impl Code {
             "daemon-outdated" => Code::DaemonOutdated,
             "client-outdated" => Code::ClientOutdated,
             "internal" => Code::Internal,
+            "other-data-dir" => Code::OtherDataDir,
             _ => return None,
         })
     }
@@ -71,7 +76,9 @@ impl Code {
             Code::NotFound => tonic::Code::NotFound,
             Code::Refused => tonic::Code::FailedPrecondition,
             Code::Invalid => tonic::Code::InvalidArgument,
-            Code::DaemonOutdated | Code::ClientOutdated => tonic::Code::FailedPrecondition,
+            Code::DaemonOutdated | Code::ClientOutdated | Code::OtherDataDir => {
+                tonic::Code::FailedPrecondition
+            }
             Code::Internal => tonic::Code::Internal,
         };
         let mut status = tonic::Status::new(grpc, message);
@@ -111,6 +118,7 @@ mod tests {
             Code::DaemonOutdated,
             Code::ClientOutdated,
             Code::Internal,
+            Code::OtherDataDir,
         ] {
             assert_eq!(Code::of(&code.status("x")), Some(code));
         }
