@@ -406,4 +406,48 @@ fn a_second_daemon_for_the_same_data_folder_names_the_first_and_exits() {
     resolve.env("BERTH_SOCKET", other.join("berthd.sock"));
     let status = env.run(resolve).success().json();
     assert_eq!(status["pid"], first);
+    // And `daemon stop` told the other socket stops that one daemon.
+    let mut stop = env.berth(["daemon", "stop"]);
+    stop.env("BERTH_SOCKET", other.join("berthd.sock"));
+    let _ = env.run(stop).success();
+    env.wait_no_daemon(Duration::from_secs(5));
+}
+
+/// A daemon of another registry on the socket a client derives (another
+/// HOME, a test, `sudo -u` with a different HOME) refuses its requests,
+/// naming both data folders; nothing is read from or written to the wrong
+/// registry. `daemon status` still shows who listens there.
+#[test]
+fn a_daemon_of_another_data_folder_refuses_the_client_naming_both() {
+    let env = TestEnv::new();
+    let _ = env.run_berth(["workspace", "create", "theirs"]).success();
+    let mine = env.dir("my-data");
+    let as_other = |args: &[&str]| {
+        let mut cmd = env.berth(args);
+        cmd.env("BERTH_DATA_DIR", &mine);
+        env.run(cmd)
+    };
+    let refused = as_other(&["workspace", "list"]).failure(1);
+    let err = refused.stderr();
+    for part in [
+        format!("{:?}", env.data_dir()),
+        format!("{mine:?}"),
+        "BERTH_SOCKET".to_string(),
+    ] {
+        assert!(err.contains(&part), "{part:?} missing from:\n{err}");
+    }
+    assert!(!refused.stdout().contains("theirs"), "{}", refused.stdout());
+    let _ = as_other(&["workspace", "create", "leak"]).failure(1);
+    assert!(
+        !env.run_berth(["workspace", "list"])
+            .success()
+            .stdout()
+            .contains("leak")
+    );
+    let status = as_other(&["--json", "daemon", "status"]).success().json();
+    assert_eq!(status["data_dir"], env.data_dir().display().to_string());
+    // Spelled another way, the same folder is the same registry.
+    let mut cmd = env.berth(["workspace", "list"]);
+    cmd.env("BERTH_DATA_DIR", env.root().join("home/../data"));
+    assert!(env.run(cmd).success().stdout().contains("theirs"));
 }
