@@ -401,6 +401,16 @@ fn a_second_daemon_for_the_same_data_folder_names_the_first_and_exits() {
     }
     assert!(!other.join("berthd.sock").exists());
     assert_eq!(env.daemon_pids(), vec![first]);
+    // A spawner reads the same on the readiness pipe (here: stdout), and
+    // follows the data folder's record to the running daemon.
+    let mut cmd = env.command(bin("berthd"));
+    cmd.env("BERTH_SOCKET", other.join("berthd.sock"))
+        .args(["--ready-fd", "1"]);
+    let said = env.run(cmd).failure(1).stdout();
+    assert!(
+        said.starts_with("elsewhere: another berthd") && said.contains(&format!("pid {first}")),
+        "{said}"
+    );
     // A client told the other socket still reaches the one daemon.
     let mut resolve = env.berth(["--json", "daemon", "status"]);
     resolve.env("BERTH_SOCKET", other.join("berthd.sock"));
