@@ -157,7 +157,8 @@ impl ClientError {
 /// An open connection to the daemon.
 pub struct Connection {
     client: Client,
-    /// Unstamped: status and shutdown must reach any daemon, whatever its version.
+    /// Without the version stamp: status and shutdown must reach any daemon,
+    /// whatever its version (shutdown still names the data folder).
     plain: BerthClient<Channel>,
     socket: PathBuf,
     data_dir: Option<DataDirValue>,
