@@ -321,60 +321,126 @@ fn a_client_with_a_stripped_environment_reaches_the_same_daemon() {
     }
 }
 
-/// Runs one MCP session: initialize, then each `tools/call` in turn; returns
-/// everything the shim printed.
-fn mcp_calls(mut cmd: Command, calls: &[&str]) -> String {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn berth-mcp");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
+/// An MCP session over a shim's stdio, spoken line by line.
+struct McpSession {
+    child: Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+    next_id: u64,
+}
+
+impl McpSession {
+    /// Starts the shim and completes the `initialize` handshake; returns
+    /// the session and the handshake's answer.
+    fn start(mut cmd: Command) -> (McpSession, String) {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn berth-mcp");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
             }
-        }
-    });
-    let mut said = String::new();
-    let mut ask = |msg: &str, id: Option<u64>| {
-        writeln!(stdin, "{msg}").expect("write to berth-mcp");
-        let Some(id) = id else { return };
+        });
+        let mut session = McpSession {
+            child,
+            stdin,
+            lines,
+            next_id: 1,
+        };
+        let said = session.request(
+            "initialize",
+            r#"{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}"#,
+        );
+        session.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        (session, said)
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{line}").expect("write to berth-mcp");
+    }
+
+    /// Sends a request and returns every line up to and including its answer.
+    fn request(&mut self, method: &str, params: &str) -> String {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#
+        ));
+        let mut said = String::new();
         loop {
-            let line = rx
+            let line = self
+                .lines
                 .recv_timeout(Duration::from_secs(30))
                 .expect("berth-mcp answered in time");
             said.push_str(&line);
             said.push('\n');
             let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
             if v["id"] == id {
-                break;
+                return said;
             }
         }
-    };
-    ask(
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}"#,
-        Some(1),
-    );
-    ask(
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        None,
-    );
-    for (n, params) in calls.iter().enumerate() {
-        let id = n as u64 + 2;
-        ask(
-            &format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}}}"#),
-            Some(id),
-        );
     }
-    drop(stdin);
-    let _ = child.wait();
+
+    fn call(&mut self, params: &str) -> String {
+        self.request("tools/call", params)
+    }
+}
+
+impl Drop for McpSession {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs one MCP session: initialize, then each `tools/call` in turn; returns
+/// everything the shim printed.
+fn mcp_calls(cmd: Command, calls: &[&str]) -> String {
+    let (mut session, mut said) = McpSession::start(cmd);
+    for params in calls {
+        said.push_str(&session.call(params));
+    }
     said
+}
+
+/// The daemon goes away mid-session and another user's process takes its
+/// socket (folder and socket file ours, only the listener is not): the
+/// session's reconnect is verified like its first dial, and the write it
+/// was asked for reaches nobody.
+#[test]
+fn a_session_whose_daemon_was_replaced_by_an_impostor_sends_it_nothing() {
+    if !is_root() {
+        eprintln!("skipped: needs root to run the fake daemon as another user");
+        return;
+    }
+    let env = TestEnv::new();
+    let _ = nobodys_folder(&env, "unused");
+    let (mut session, _) = McpSession::start(env.command(bin("berth-mcp")));
+    let listed = session.call(r#"{"name":"list_workspaces","arguments":{}}"#);
+    assert!(listed.contains("default"), "{listed}");
+    let _ = env.run_berth(["daemon", "stop"]).success();
+    env.wait_no_daemon(Duration::from_secs(5));
+    std::fs::set_permissions(env.runtime_dir(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let fake = Impostor::start(&env, &env.socket());
+    std::os::unix::fs::chown(&fake.socket, Some(0), Some(0)).unwrap();
+    std::fs::set_permissions(env.runtime_dir(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let wrote = session.call(
+        r#"{"name":"write","arguments":{"path":"secret.txt","content":"the user's secret"}}"#,
+    );
+    assert!(wrote.contains("runs as uid 65534"), "{wrote}");
+    drop(session);
+    assert_eq!(fake.received(), 0, "the impostor received bytes");
+    assert!(env.daemon_pids().is_empty());
 }
 
 /// A second `berthd` for the same data folder, told another socket, exits
