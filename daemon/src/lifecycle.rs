@@ -1,9 +1,9 @@
-//! The daemon's life: take the lock, open the store, bind the socket, say
+//! The daemon's life: take the data folder's lock, then the socket's, open the store, bind the socket, say
 //! ready, serve until SIGTERM or a shutdown request, and clean up.
 //!
 //! **Architecture Invariant:** the socket appears only once the daemon can
-//! answer, and a second daemon for the same socket exits without touching
-//! anything of the first's.
+//! answer, and a second daemon for the same data folder or socket exits
+//! without touching anything of the first's.
 
 use std::io::Write;
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -15,7 +15,7 @@ use std::time::Duration;
 use berth_proto::paths::{self, EnvCtx};
 
 use crate::device::Device;
-use crate::lock::InstanceLock;
+use crate::lock::{DataFolder, InstanceLock};
 use crate::socket::BoundSocket;
 use crate::store::Store;
 
@@ -85,6 +85,35 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
     let socket_dir = socket.parent().unwrap_or(std::path::Path::new("/"));
     paths::ensure_private_dir(socket_dir, env.uid).map_err(|e| e.to_string())?;
     let inherited = systemd_socket();
+    // The data folder first: it is the registry's identity, and a daemon for
+    // it may already listen on another socket.
+    create_data_dir(&data_dir)?;
+    let data_lock = match crate::lock::claim_data_folder(&data_dir, &socket)
+        .map_err(|e| format!("taking the lock in the data folder {data_dir:?}: {e}"))?
+    {
+        DataFolder::Ours(lock) => lock,
+        held if inherited.is_some() => {
+            return Err(format!(
+                "started by systemd, but another berthd serves the data folder {data_dir:?} ({held:?}); \
+                 stop it with `berth daemon stop` so systemd's socket takes over"
+            ));
+        }
+        DataFolder::Elsewhere(running) => {
+            let message = format!(
+                "another berthd (pid {}) already serves the data folder {data_dir:?} on {:?}, and every client of that folder uses it; \
+                 to move it to {socket:?}, stop it first with `berth daemon stop`",
+                running.pid, running.socket
+            );
+            eprintln!("berthd: {message}");
+            ready.say(&format!("elsewhere: {message}"));
+            return Ok(ExitCode::FAILURE);
+        }
+        DataFolder::SameSocket | DataFolder::Unknown => {
+            tracing::debug!(?data_dir, "another berthd serves this data folder; exiting");
+            ready.say("busy");
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
     let lock_path = paths::lock_path(&socket);
     let Some(lock) = InstanceLock::try_acquire(&lock_path)
         .map_err(|e| format!("taking the lock {lock_path:?}: {e}"))?
@@ -101,7 +130,6 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
         ready.say("busy");
         return Ok(ExitCode::SUCCESS);
     };
-    create_data_dir(&data_dir)?;
     let store = Store::open(&data_dir.join("berth.db")).map_err(|e| e.to_string())?;
     let version = opts
         .advertise_version
@@ -109,7 +137,7 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
         .unwrap_or_else(|| berth_proto::VERSION.to_string());
     let device = Device::new(
         store,
-        data_dir,
+        data_dir.clone(),
         socket.clone(),
         env.home.clone().map(PathBuf::from),
         version,
@@ -140,9 +168,10 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
     // is held until the process is gone (the kernel drops it at exit), so
     // `status` and `stop --force` see a process as long as there is one.
     runtime.shutdown_timeout(THREADS_EXIT_WAIT);
+    berth_proto::record::remove_if_ours(&data_dir, std::process::id());
     result?;
-    // Without running `lock`'s destructor: the lock goes with the process.
-    tracing::info!(lock = ?lock.path(), "berthd exits; the kernel releases its lock");
+    // Without running the locks' destructors: they go with the process.
+    tracing::info!(lock = ?lock.path(), data_lock = ?data_lock.path(), "berthd exits; the kernel releases its locks");
     std::process::exit(0)
 }
 
@@ -202,6 +231,17 @@ async fn serve(
             device.shut_down(STOP_GRACE).await;
         }
     });
+    // Clients of this data folder whose own socket path differs (a stripped
+    // environment) find us through this record.
+    let record = berth_proto::record::DaemonRecord {
+        socket: socket.clone(),
+        pid: std::process::id(),
+        version: device.version().to_string(),
+        data_dir: device.data_dir.clone(),
+    };
+    if let Err(e) = berth_proto::record::write(&device.data_dir, &record) {
+        tracing::warn!(error = %e, "cannot write the daemon record; clients with other socket variables will not find this daemon");
+    }
     tracing::info!(
         socket = ?socket,
         pid = std::process::id(),

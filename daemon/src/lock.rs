@@ -1,11 +1,16 @@
-//! The instance lock: an exclusive `flock` on a file beside the socket
-//! decides the one daemon for that socket. The kernel drops it when the
-//! process dies, however it dies, so a crash never leaves a stale lock.
+//! The instance locks: an exclusive `flock` on `<data>/berthd.lock` decides
+//! the one daemon of a registry (docs/decisions/0013-one-daemon-per-data-folder.md),
+//! and one on a file beside the socket the one daemon for that socket. The
+//! kernel drops them when the process dies, however it dies, so a crash
+//! never leaves a stale lock.
 
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use berth_proto::record::{self, DaemonRecord};
 
 /// A held instance lock; released when dropped or when the process exits.
 #[derive(Debug)]
@@ -58,6 +63,54 @@ impl Drop for InstanceLock {
     }
 }
 
+/// Who serves a data folder, as its lock and record tell a starting daemon.
+#[derive(Debug)]
+pub enum DataFolder {
+    /// We hold its lock now.
+    Ours(InstanceLock),
+    /// Another daemon holds it and listens on the socket we were given.
+    SameSocket,
+    /// Another daemon holds it and listens on another socket.
+    Elsewhere(DaemonRecord),
+    /// Another daemon holds it and has not said where it listens (yet).
+    Unknown,
+}
+
+/// How long a starting daemon that lost the data-folder lock waits for the
+/// winner's record: the winner writes it once its socket is bound.
+const RECORD_WAIT: Duration = Duration::from_secs(1);
+
+/// Takes the data folder's lock, or finds out who holds it.
+pub fn claim_data_folder(data_dir: &Path, socket: &Path) -> io::Result<DataFolder> {
+    let path = berth_proto::paths::data_lock_path(data_dir);
+    if let Some(lock) = InstanceLock::try_acquire(&path)? {
+        return Ok(DataFolder::Ours(lock));
+    }
+    let deadline = Instant::now() + RECORD_WAIT;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        // A record whose pid is gone is a crashed daemon's: the holder's
+        // own comes shortly.
+        if let Some(rec) = record::read(data_dir).filter(|r| is_alive(r.pid)) {
+            return Ok(if rec.socket == socket {
+                DataFolder::SameSocket
+            } else {
+                DataFolder::Elsewhere(rec)
+            });
+        }
+        if Instant::now() >= deadline {
+            return Ok(DataFolder::Unknown);
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+}
+
+fn is_alive(pid: u32) -> bool {
+    // SAFETY: kill with signal 0 only checks that the process exists.
+    pid != 0 && unsafe { libc::kill(pid as i32, 0) } == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,5 +129,29 @@ mod tests {
         );
         drop(first);
         assert!(InstanceLock::try_acquire(&path).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_second_daemon_learns_where_the_first_listens_from_its_record() {
+        let data = tempfile::tempdir().unwrap();
+        let here = Path::new("/run/a/berthd.sock");
+        let DataFolder::Ours(_held) = claim_data_folder(data.path(), here).unwrap() else {
+            panic!("the first claim takes the lock")
+        };
+        let rec = DaemonRecord {
+            socket: here.into(),
+            pid: std::process::id(),
+            version: "0.1.0".into(),
+            data_dir: data.path().into(),
+        };
+        record::write(data.path(), &rec).unwrap();
+        assert!(matches!(
+            claim_data_folder(data.path(), here).unwrap(),
+            DataFolder::SameSocket
+        ));
+        match claim_data_folder(data.path(), Path::new("/run/b/berthd.sock")).unwrap() {
+            DataFolder::Elsewhere(r) => assert_eq!(r, rec),
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -85,6 +85,10 @@ fn background(args: &Args) -> ExitCode {
             eprintln!("berthd: already running");
             ExitCode::SUCCESS
         }
+        Ok(Readiness::Elsewhere(which)) => {
+            eprintln!("berthd: {which}");
+            ExitCode::FAILURE
+        }
         Ok(Readiness::Failed(why)) => {
             eprintln!("berthd: {why}");
             ExitCode::FAILURE

@@ -23,6 +23,7 @@ pub fn service(
     device: Arc<Device>,
 ) -> InterceptedService<BerthServer<Service>, impl tonic::service::Interceptor + Clone> {
     let version = device.version().to_string();
+    let registry = ServedDataDir::of(&device);
     // Above gRPC's 4 MiB default, so a file at the tools' own limit arrives
     // and is refused (or written) with berth's message, not a transport error.
     let server = BerthServer::new(Service { device })
@@ -30,6 +31,7 @@ pub fn service(
         .max_encoding_message_size(berth_proto::MAX_MESSAGE_BYTES);
     InterceptedService::new(server, move |req: Request<()>| {
         check_client_version(&version, &req)?;
+        registry.check(&req)?;
         Ok(req)
     })
 }
@@ -61,6 +63,54 @@ fn check_client_version(ours: &str, req: &Request<()>) -> Result<(), Status> {
         )));
     }
     Ok(())
+}
+
+/// The data folder this daemon serves, to refuse a client of another one
+/// (docs/decisions/0013-one-daemon-per-data-folder.md).
+#[derive(Clone)]
+struct ServedDataDir {
+    path: std::path::PathBuf,
+    canonical: Option<std::path::PathBuf>,
+    socket: std::path::PathBuf,
+}
+
+impl ServedDataDir {
+    fn of(device: &Device) -> ServedDataDir {
+        ServedDataDir {
+            path: device.data_dir.clone(),
+            canonical: device.data_dir.canonicalize().ok(),
+            socket: device.socket.clone(),
+        }
+    }
+
+    /// A request naming another data folder is refused; one naming none
+    /// (status, other tools) is served. Spelled differently but the same
+    /// folder (a symlink, a relative path) is the same registry.
+    fn check(&self, req: &Request<()>) -> Result<(), Status> {
+        use std::os::unix::ffi::OsStrExt;
+        let Some(Ok(bytes)) = req
+            .metadata()
+            .get_bin(berth_proto::DATA_DIR_HEADER)
+            .map(|v| v.to_bytes())
+        else {
+            return Ok(());
+        };
+        let theirs = std::path::Path::new(std::ffi::OsStr::from_bytes(&bytes));
+        if theirs == self.path
+            || (self.canonical.is_some() && theirs.canonicalize().ok() == self.canonical)
+        {
+            return Ok(());
+        }
+        Err(Code::OtherDataDir.status(format!(
+            "the berthd on {:?} (pid {}) serves the data folder {:?}, not this client's {theirs:?}; \
+             one socket cannot serve two registries: give this one its own socket with BERTH_SOCKET, \
+             or set BERTH_DATA_DIR={} to use that registry",
+            self.socket,
+            std::process::id(),
+            self.path,
+            self.path.display()
+        )))
+    }
 }
 
 /// The protocol's face of the device.

@@ -17,10 +17,11 @@ use tonic::transport::{Channel, Endpoint, Uri};
 use crate::codes::Code;
 use crate::paths::{self, EnvCtx, PathError};
 use crate::pb::berth_client::BerthClient;
+use crate::record;
 use crate::spawn::{self, Readiness};
 use crate::transport::LocalStream;
 use crate::verify::{self, DialError, Untrusted};
-use crate::{CLIENT_VERSION_HEADER, PROTOCOL, VERSION};
+use crate::{CLIENT_VERSION_HEADER, DATA_DIR_HEADER, PROTOCOL, VERSION};
 
 /// How long a daemon may take to become ready after it was spawned.
 pub const START_TIMEOUT: Duration = Duration::from_secs(10);
@@ -28,12 +29,24 @@ pub const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// reported as wedged.
 pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// A typed gRPC client that stamps every request with this client's version.
+/// A typed gRPC client that stamps every request with this client's version
+/// and data folder.
 pub type Client = BerthClient<InterceptedService<Channel, VersionStamp>>;
 
-/// Adds [`CLIENT_VERSION_HEADER`] to each request.
+/// Adds [`CLIENT_VERSION_HEADER`] and, when known, [`DATA_DIR_HEADER`] to
+/// each request, so a daemon of another registry refuses instead of
+/// answering from the wrong one.
 #[derive(Clone)]
-pub struct VersionStamp;
+pub struct VersionStamp {
+    data_dir: Option<DataDirValue>,
+}
+
+type DataDirValue = tonic::metadata::MetadataValue<tonic::metadata::Binary>;
+
+fn data_dir_value(data_dir: Option<&Path>) -> Option<DataDirValue> {
+    use std::os::unix::ffi::OsStrExt;
+    data_dir.map(|d| DataDirValue::from_bytes(d.as_os_str().as_bytes()))
+}
 
 impl tonic::service::Interceptor for VersionStamp {
     fn call(&mut self, mut req: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
@@ -41,6 +54,9 @@ impl tonic::service::Interceptor for VersionStamp {
             CLIENT_VERSION_HEADER,
             version_stamp().parse().expect("version is ASCII"),
         );
+        if let Some(d) = &self.data_dir {
+            req.metadata_mut().insert_bin(DATA_DIR_HEADER, d.clone());
+        }
         Ok(req)
     }
 }
@@ -141,29 +157,44 @@ impl ClientError {
 /// An open connection to the daemon.
 pub struct Connection {
     client: Client,
-    /// Unstamped: status and shutdown must reach any daemon, whatever its version.
+    /// Without the version stamp: status and shutdown must reach any daemon,
+    /// whatever its version (shutdown still names the data folder).
     plain: BerthClient<Channel>,
     socket: PathBuf,
+    data_dir: Option<DataDirValue>,
     env: EnvCtx,
 }
 
 impl Connection {
-    /// Connects, starting the daemon when nobody answers.
+    /// Connects, starting the daemon when nobody answers. The daemon of
+    /// this data folder comes first, wherever its record says it listens;
+    /// then the socket this environment derives.
     pub async fn open(env: &EnvCtx) -> Result<Connection, ClientError> {
         let socket = paths::socket_path(env)?;
+        let data_dir = paths::data_dir(env).ok();
+        if let Some((stream, at)) = via_record(data_dir.as_deref(), &socket, env.uid).await {
+            return Connection::over(stream, at, env.clone()).await;
+        }
         // A folder of another user is refused here, before anything is
         // started in it.
-        let stream = match verify::dial(&socket, env.uid).await {
-            Ok(s) => s,
-            Err(DialError::Absent(_)) => start_and_dial(&socket, env.uid).await?,
+        let (stream, at) = match verify::dial(&socket, env.uid).await {
+            Ok(s) => (s, socket),
+            Err(DialError::Absent(_)) => {
+                start_and_dial(&socket, data_dir.as_deref(), env.uid).await?
+            }
             Err(e) => return Err(dial_failed(&socket, e)),
         };
-        Connection::over(stream, socket, env.clone()).await
+        Connection::over(stream, at, env.clone()).await
     }
 
-    /// Connects to a running daemon; `Ok(None)` when none runs.
+    /// Connects to a running daemon of this data folder (or on the derived
+    /// socket); `Ok(None)` when none runs.
     pub async fn open_existing(env: &EnvCtx) -> Result<Option<Connection>, ClientError> {
         let socket = paths::socket_path(env)?;
+        let data_dir = paths::data_dir(env).ok();
+        if let Some((stream, at)) = via_record(data_dir.as_deref(), &socket, env.uid).await {
+            return Connection::over(stream, at, env.clone()).await.map(Some);
+        }
         match verify::dial(&socket, env.uid).await {
             Ok(s) => Connection::over(s, socket, env.clone()).await.map(Some),
             Err(DialError::Absent(_)) => Ok(None),
@@ -203,12 +234,17 @@ impl Connection {
                     socket: socket.clone(),
                     source: io::Error::other(e),
                 })?;
+        let data_dir = data_dir_value(paths::data_dir(&env).ok().as_deref());
+        let stamp = VersionStamp {
+            data_dir: data_dir.clone(),
+        };
         Ok(Connection {
             plain: BerthClient::new(channel.clone()),
-            client: BerthClient::with_interceptor(channel, VersionStamp)
+            client: BerthClient::with_interceptor(channel, stamp)
                 .max_decoding_message_size(crate::MAX_MESSAGE_BYTES)
                 .max_encoding_message_size(crate::MAX_MESSAGE_BYTES),
             socket,
+            data_dir,
             env,
         })
     }
@@ -268,11 +304,15 @@ impl Connection {
         }
     }
 
-    /// Asks the daemon to exit. Sent unstamped, so any version obeys.
+    /// Asks the daemon to exit. Sent without a version, so any version
+    /// obeys; with the data folder, so a daemon of another registry refuses.
     pub async fn shutdown(&mut self) -> Result<(), ClientError> {
         let mut c = self.plain.clone();
-        match tokio::time::timeout(ANSWER_TIMEOUT, c.shutdown(crate::pb::ShutdownRequest {})).await
-        {
+        let mut req = tonic::Request::new(crate::pb::ShutdownRequest {});
+        if let Some(d) = &self.data_dir {
+            req.metadata_mut().insert_bin(DATA_DIR_HEADER, d.clone());
+        }
+        match tokio::time::timeout(ANSWER_TIMEOUT, c.shutdown(req)).await {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(s)) => Err(ClientError::Rpc(s)),
             Err(_) => Err(wedged(&self.socket)),
@@ -354,7 +394,33 @@ pub async fn wait_for_release(socket: &Path, timeout: Duration) -> bool {
     true
 }
 
-async fn start_and_dial(socket: &Path, uid: u32) -> Result<LocalStream, ClientError> {
+/// The daemon this data folder's record names, when it listens on another
+/// socket than the derived one and passes the same checks. A record whose
+/// daemon is gone, or whose socket is not trusted, is passed over: the
+/// derived socket is verified in its turn.
+async fn via_record(
+    data_dir: Option<&Path>,
+    derived: &Path,
+    uid: u32,
+) -> Option<(LocalStream, PathBuf)> {
+    let rec = record::read(data_dir?)?;
+    if rec.socket == derived {
+        return None;
+    }
+    match verify::dial(&rec.socket, uid).await {
+        Ok(s) => Some((s, rec.socket)),
+        Err(e) => {
+            tracing::debug!(socket = ?rec.socket, "the data folder's record names no usable daemon: {}", dial_failed(&rec.socket, e));
+            None
+        }
+    }
+}
+
+async fn start_and_dial(
+    socket: &Path,
+    data_dir: Option<&Path>,
+    uid: u32,
+) -> Result<(LocalStream, PathBuf), ClientError> {
     let exe =
         spawn::find_daemon(std::env::var_os("BERTH_DAEMON")).ok_or(ClientError::DaemonNotFound)?;
     let deadline = Instant::now() + START_TIMEOUT;
@@ -367,13 +433,20 @@ async fn start_and_dial(socket: &Path, uid: u32) -> Result<LocalStream, ClientEr
             Readiness::Ready => {
                 return verify::dial(socket, uid)
                     .await
+                    .map(|s| (s, socket.to_path_buf()))
                     .map_err(|e| dial_failed(socket, e));
+            }
+            // This data folder's daemon listens elsewhere: use that one.
+            Readiness::Elsewhere(which) => {
+                return via_record(data_dir, socket, uid)
+                    .await
+                    .ok_or(ClientError::DaemonFailed(which));
             }
             Readiness::Failed(why) => return Err(ClientError::DaemonFailed(why)),
             // Another client's daemon won the race; it appears shortly.
             Readiness::Busy | Readiness::Silent => {
                 match wait_for_holder(socket, uid, deadline).await? {
-                    Some(stream) => return Ok(stream),
+                    Some(stream) => return Ok((stream, socket.to_path_buf())),
                     None => continue,
                 }
             }

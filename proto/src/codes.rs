@@ -33,6 +33,9 @@ pub enum Code {
     /// The call did not finish within the daemon's deadline (a hung or slow
     /// filesystem); a write that timed out was not committed.
     TimedOut,
+    /// The daemon serves another data folder (another registry) than the
+    /// client's; the message names both.
+    OtherDataDir,
 }
 
 impl Code {
@@ -48,6 +51,7 @@ impl Code {
             Code::NotRegularFile => "not-regular-file",
             Code::ShuttingDown => "shutting-down",
             Code::TimedOut => "timed-out",
+            Code::OtherDataDir => "other-data-dir",
         }
     }
 
@@ -63,6 +67,7 @@ impl Code {
             "not-regular-file" => Code::NotRegularFile,
             "shutting-down" => Code::ShuttingDown,
             "timed-out" => Code::TimedOut,
+            "other-data-dir" => Code::OtherDataDir,
             _ => return None,
         })
     }
@@ -85,7 +90,9 @@ impl Code {
             Code::NotFound => tonic::Code::NotFound,
             Code::Refused => tonic::Code::FailedPrecondition,
             Code::Invalid => tonic::Code::InvalidArgument,
-            Code::DaemonOutdated | Code::ClientOutdated => tonic::Code::FailedPrecondition,
+            Code::DaemonOutdated | Code::ClientOutdated | Code::OtherDataDir => {
+                tonic::Code::FailedPrecondition
+            }
             Code::Internal => tonic::Code::Internal,
             Code::NotRegularFile => tonic::Code::FailedPrecondition,
             Code::ShuttingDown => tonic::Code::Unavailable,
@@ -131,6 +138,7 @@ mod tests {
             Code::NotRegularFile,
             Code::ShuttingDown,
             Code::TimedOut,
+            Code::OtherDataDir,
         ] {
             assert_eq!(Code::of(&code.status("x")), Some(code));
         }

@@ -3,6 +3,8 @@
 //! - [`pb`]: the generated tonic/prost types for `proto/berth.proto`.
 //! - [`paths`]: where the socket, data and logs live, derived in one place
 //!   for the daemon and every client alike.
+//! - [`record`]: where the one daemon of a data folder listens, written by
+//!   it in that folder.
 //! - [`transport`]: the local-socket stream both ends speak gRPC over.
 //! - [`client`]: connect, start the daemon when it is not running, and
 //!   compare versions.
@@ -29,6 +31,7 @@ pub mod codes;
 pub mod entry;
 pub mod logfile;
 pub mod paths;
+pub mod record;
 pub mod spawn;
 pub mod text;
 pub mod transport;
@@ -52,3 +55,7 @@ pub const MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
 
 /// Request metadata key carrying the client's version.
 pub const CLIENT_VERSION_HEADER: &str = "berth-client-version";
+
+/// Request metadata key (binary) carrying the client's data folder: the
+/// daemon refuses a request meant for another registry.
+pub const DATA_DIR_HEADER: &str = "berth-data-dir-bin";

@@ -207,6 +207,18 @@ pub fn lock_path(socket: &Path) -> PathBuf {
     socket.with_file_name(name)
 }
 
+/// The lock that makes one daemon per data folder: the data folder is the
+/// registry's identity, whatever socket a daemon was told to use.
+pub fn data_lock_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("berthd.lock")
+}
+
+/// Where the data folder's daemon records where it listens
+/// (see [`crate::record`]).
+pub fn record_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("berthd.json")
+}
+
 /// Why a private directory could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum PrivateDirError {

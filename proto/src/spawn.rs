@@ -4,7 +4,8 @@
 //! The child gets a new session, `/dev/null` for stdio, `/` as its working
 //! directory and no inherited descriptors except one readiness pipe (fd 3),
 //! on which it writes one line: `ready`, `busy` (another daemon holds the
-//! lock) or `error: <why>`, and then closes it. An editor that waits for its
+//! lock), `elsewhere: <which>` (another daemon serves the same data folder
+//! on another socket) or `error: <why>`, and then closes it. An editor that waits for its
 //! MCP shim's pipes to close therefore never waits for the daemon.
 
 use std::ffi::OsString;
@@ -25,6 +26,9 @@ pub enum Readiness {
     Ready,
     /// Another daemon holds the lock; use that one.
     Busy,
+    /// Another daemon serves the same data folder on another socket; its
+    /// record in the data folder says where. The text names it.
+    Elsewhere(String),
     /// It could not start; the text says why.
     Failed(String),
     /// It closed the pipe without a word, or said nothing in time.
@@ -86,7 +90,7 @@ pub fn spawn_detached(exe: &Path, args: &[&str], timeout: Duration) -> io::Resul
         // The daemon keeps running; it was started in its own session, and
         // init reaps it should this process outlive it.
         Readiness::Ready | Readiness::Silent => {}
-        Readiness::Busy | Readiness::Failed(_) => {
+        Readiness::Busy | Readiness::Elsewhere(_) | Readiness::Failed(_) => {
             let _ = child.wait();
         }
     }
@@ -184,6 +188,9 @@ pub fn parse_readiness(line: &[u8]) -> Readiness {
         "ready" => Readiness::Ready,
         "busy" => Readiness::Busy,
         "" => Readiness::Silent,
+        other if other.starts_with("elsewhere: ") => {
+            Readiness::Elsewhere(other["elsewhere: ".len()..].to_string())
+        }
         other => Readiness::Failed(other.strip_prefix("error: ").unwrap_or(other).to_string()),
     }
 }
@@ -197,6 +204,10 @@ mod tests {
         assert_eq!(parse_readiness(b"ready\n"), Readiness::Ready);
         assert_eq!(parse_readiness(b"busy\n"), Readiness::Busy);
         assert_eq!(parse_readiness(b""), Readiness::Silent);
+        assert_eq!(
+            parse_readiness(b"elsewhere: pid 7 on /run/a.sock\n"),
+            Readiness::Elsewhere("pid 7 on /run/a.sock".into())
+        );
         assert_eq!(
             parse_readiness(b"error: database is corrupt\n"),
             Readiness::Failed("database is corrupt".into())

@@ -139,7 +139,12 @@ fn every_client_refuses(env: &TestEnv, socket: &Path, fake: &Impostor, expect: &
         );
     }
 
-    let mcp = mcp_session(env, socket);
+    let mut cmd = env.command(bin("berth-mcp"));
+    cmd.env("BERTH_SOCKET", socket);
+    let mcp = mcp_calls(
+        cmd,
+        &[r#"{"name":"write","arguments":{"path":"secret.txt","content":"the user's secret"}}"#],
+    );
     assert!(
         mcp.contains("sent it nothing") && mcp.contains(expect),
         "berth-mcp must quote the refusal:\n{mcp}"
@@ -148,61 +153,6 @@ fn every_client_refuses(env: &TestEnv, socket: &Path, fake: &Impostor, expect: &
     assert_eq!(fake.received(), 0, "the impostor received bytes");
     assert!(!fake.stop_ran(), "the impostor's stop command ran");
     assert!(env.daemon_pids().is_empty(), "a daemon was started");
-}
-
-/// One MCP session against `socket`: initialize, then a `write` tool call;
-/// returns everything the shim printed.
-fn mcp_session(env: &TestEnv, socket: &Path) -> String {
-    let mut child = env
-        .command(bin("berth-mcp"))
-        .env("BERTH_SOCKET", socket)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn berth-mcp");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let mut said = String::new();
-    let mut ask = |msg: &str, id: Option<u64>| {
-        writeln!(stdin, "{msg}").expect("write to berth-mcp");
-        let Some(id) = id else { return };
-        loop {
-            let line = rx
-                .recv_timeout(Duration::from_secs(30))
-                .expect("berth-mcp answered in time");
-            said.push_str(&line);
-            said.push('\n');
-            let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
-            if v["id"] == id {
-                break;
-            }
-        }
-    };
-    ask(
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}"#,
-        Some(1),
-    );
-    ask(
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        None,
-    );
-    ask(
-        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write","arguments":{"path":"secret.txt","content":"the user's secret"}}}"#,
-        Some(2),
-    );
-    drop(stdin);
-    let _ = child.wait();
-    said
 }
 
 #[test]
@@ -275,4 +225,305 @@ fn a_socket_and_folder_of_ours_with_another_user_listening_is_refused() {
         &fake,
         "runs as uid 65534, not as you (uid 0)",
     );
+}
+
+// ---- one registry, one daemon ----
+
+/// Live berthd processes whose environment has `HOME=<home>`, wherever
+/// their socket and data variables pointed.
+fn daemons_with_home(home: &Path) -> Vec<u32> {
+    let needle = format!("HOME={}", home.display());
+    let mut pids: Vec<u32> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| berth_tests::is_live_berthd(pid))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(|kv| kv == needle.as_bytes()))
+        })
+        .collect();
+    pids.sort_unstable();
+    pids
+}
+
+/// Kills every daemon of a home when the test ends, however it ends.
+struct KillDaemonsOf(PathBuf);
+
+impl Drop for KillDaemonsOf {
+    fn drop(&mut self) {
+        for pid in daemons_with_home(&self.0) {
+            berth_tests::signal(pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// A full-environment CLI call starts the daemon; then `berth-mcp` started
+/// with only HOME, PATH, LANG, SHELL and TERM (as Codex and the MCP SDKs
+/// start servers) derives another socket, finds the same daemon through the
+/// data folder's record, and sees its writes at once, and the CLI sees the
+/// MCP session's. One berthd in all; the stripped client's own socket folder
+/// (`/tmp/berth-<uid>`) is never made.
+#[test]
+fn a_client_with_a_stripped_environment_reaches_the_same_daemon() {
+    let env = TestEnv::new();
+    let home = env.home();
+    let _cleanup = KillDaemonsOf(home.clone());
+    // Both derive the data folder from HOME, as a real user's clients do.
+    let data = home.join(".local/share/berth");
+    let full = |args: &[&str]| {
+        let mut cmd = env.berth(args);
+        cmd.env("BERTH_DATA_DIR", &data);
+        env.run(cmd)
+    };
+    let uid = unsafe { libc::getuid() };
+    let tmp_folder = PathBuf::from(format!("/tmp/berth-{uid}"));
+    let tmp_folder_existed = tmp_folder.exists();
+    let _ = full(&["workspace", "create", "from-cli"]).success();
+    let daemon = daemons_with_home(&home);
+    assert_eq!(daemon.len(), 1, "{daemon:?}");
+
+    let mut stripped = Command::new(bin("berth-mcp"));
+    stripped
+        .env_clear()
+        .env("HOME", &home)
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", berth_tests::bin_dir().display()),
+        )
+        .env("LANG", "C.UTF-8")
+        .env("SHELL", "/bin/sh")
+        .env("TERM", "dumb")
+        .current_dir(&home);
+    let said = mcp_calls(
+        stripped,
+        &[
+            r#"{"name":"list_workspaces","arguments":{}}"#,
+            r#"{"name":"use_workspace","arguments":{"name":"from-mcp"}}"#,
+        ],
+    );
+    assert!(
+        said.contains("from-cli"),
+        "the MCP session sees the CLI's write:\n{said}"
+    );
+    let listed = full(&["--json", "workspace", "list"]).success().stdout();
+    assert!(
+        listed.contains("from-mcp"),
+        "the CLI sees the MCP session's write:\n{listed}"
+    );
+    assert_eq!(daemons_with_home(&home), daemon, "exactly one berthd");
+    if !tmp_folder_existed {
+        assert!(
+            !tmp_folder.exists(),
+            "the stripped client made {tmp_folder:?}"
+        );
+    }
+}
+
+/// An MCP session over a shim's stdio, spoken line by line.
+struct McpSession {
+    child: Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+    next_id: u64,
+}
+
+impl McpSession {
+    /// Starts the shim and completes the `initialize` handshake; returns
+    /// the session and the handshake's answer.
+    fn start(mut cmd: Command) -> (McpSession, String) {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn berth-mcp");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut session = McpSession {
+            child,
+            stdin,
+            lines,
+            next_id: 1,
+        };
+        let said = session.request(
+            "initialize",
+            r#"{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}"#,
+        );
+        session.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        (session, said)
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{line}").expect("write to berth-mcp");
+    }
+
+    /// Sends a request and returns every line up to and including its answer.
+    fn request(&mut self, method: &str, params: &str) -> String {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#
+        ));
+        let mut said = String::new();
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(30))
+                .expect("berth-mcp answered in time");
+            said.push_str(&line);
+            said.push('\n');
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+            if v["id"] == id {
+                return said;
+            }
+        }
+    }
+
+    fn call(&mut self, params: &str) -> String {
+        self.request("tools/call", params)
+    }
+}
+
+impl Drop for McpSession {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs one MCP session: initialize, then each `tools/call` in turn; returns
+/// everything the shim printed.
+fn mcp_calls(cmd: Command, calls: &[&str]) -> String {
+    let (mut session, mut said) = McpSession::start(cmd);
+    for params in calls {
+        said.push_str(&session.call(params));
+    }
+    said
+}
+
+/// The daemon goes away mid-session and another user's process takes its
+/// socket (folder and socket file ours, only the listener is not): the
+/// session's reconnect is verified like its first dial, and the write it
+/// was asked for reaches nobody.
+#[test]
+fn a_session_whose_daemon_was_replaced_by_an_impostor_sends_it_nothing() {
+    if !is_root() {
+        eprintln!("skipped: needs root to run the fake daemon as another user");
+        return;
+    }
+    let env = TestEnv::new();
+    let _ = nobodys_folder(&env, "unused");
+    let (mut session, _) = McpSession::start(env.command(bin("berth-mcp")));
+    let listed = session.call(r#"{"name":"list_workspaces","arguments":{}}"#);
+    assert!(listed.contains("default"), "{listed}");
+    let _ = env.run_berth(["daemon", "stop"]).success();
+    env.wait_no_daemon(Duration::from_secs(5));
+    std::fs::set_permissions(env.runtime_dir(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let fake = Impostor::start(&env, &env.socket());
+    std::os::unix::fs::chown(&fake.socket, Some(0), Some(0)).unwrap();
+    std::fs::set_permissions(env.runtime_dir(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let wrote = session.call(
+        r#"{"name":"write","arguments":{"path":"secret.txt","content":"the user's secret"}}"#,
+    );
+    assert!(wrote.contains("runs as uid 65534"), "{wrote}");
+    drop(session);
+    assert_eq!(fake.received(), 0, "the impostor received bytes");
+    assert!(env.daemon_pids().is_empty());
+}
+
+/// A second `berthd` for the same data folder, told another socket, exits
+/// with an error naming the running daemon's pid and socket, and the first
+/// keeps serving.
+#[test]
+fn a_second_daemon_for_the_same_data_folder_names_the_first_and_exits() {
+    let env = TestEnv::new();
+    let _ = env.run_berth(["daemon", "start"]).success();
+    let first = env.daemon_pid();
+    let other = env.dir("run2");
+    std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let mut cmd = env.command(bin("berthd"));
+    cmd.env("BERTH_SOCKET", other.join("berthd.sock"));
+    let second = env.run(cmd).failure(1);
+    let err = second.stderr();
+    for part in [
+        "another berthd".to_string(),
+        format!("pid {first}"),
+        format!("{:?}", env.socket()),
+        "berth daemon stop".to_string(),
+    ] {
+        assert!(err.contains(&part), "{part:?} missing from:\n{err}");
+    }
+    assert!(!other.join("berthd.sock").exists());
+    assert_eq!(env.daemon_pids(), vec![first]);
+    // A spawner reads the same on the readiness pipe (here: stdout), and
+    // follows the data folder's record to the running daemon.
+    let mut cmd = env.command(bin("berthd"));
+    cmd.env("BERTH_SOCKET", other.join("berthd.sock"))
+        .args(["--ready-fd", "1"]);
+    let said = env.run(cmd).failure(1).stdout();
+    assert!(
+        said.starts_with("elsewhere: another berthd") && said.contains(&format!("pid {first}")),
+        "{said}"
+    );
+    // A client told the other socket still reaches the one daemon.
+    let mut resolve = env.berth(["--json", "daemon", "status"]);
+    resolve.env("BERTH_SOCKET", other.join("berthd.sock"));
+    let status = env.run(resolve).success().json();
+    assert_eq!(status["pid"], first);
+    // And `daemon stop` told the other socket stops that one daemon.
+    let mut stop = env.berth(["daemon", "stop"]);
+    stop.env("BERTH_SOCKET", other.join("berthd.sock"));
+    let _ = env.run(stop).success();
+    env.wait_no_daemon(Duration::from_secs(5));
+}
+
+/// A daemon of another registry on the socket a client derives (another
+/// HOME, a test, `sudo -u` with a different HOME) refuses its requests,
+/// naming both data folders; nothing is read from or written to the wrong
+/// registry. `daemon status` still shows who listens there.
+#[test]
+fn a_daemon_of_another_data_folder_refuses_the_client_naming_both() {
+    let env = TestEnv::new();
+    let _ = env.run_berth(["workspace", "create", "theirs"]).success();
+    let mine = env.dir("my-data");
+    let as_other = |args: &[&str]| {
+        let mut cmd = env.berth(args);
+        cmd.env("BERTH_DATA_DIR", &mine);
+        env.run(cmd)
+    };
+    let refused = as_other(&["workspace", "list"]).failure(1);
+    let err = refused.stderr();
+    for part in [
+        format!("{:?}", env.data_dir()),
+        format!("{mine:?}"),
+        "BERTH_SOCKET".to_string(),
+    ] {
+        assert!(err.contains(&part), "{part:?} missing from:\n{err}");
+    }
+    assert!(!refused.stdout().contains("theirs"), "{}", refused.stdout());
+    let _ = as_other(&["workspace", "create", "leak"]).failure(1);
+    assert!(
+        !env.run_berth(["workspace", "list"])
+            .success()
+            .stdout()
+            .contains("leak")
+    );
+    let status = as_other(&["--json", "daemon", "status"]).success().json();
+    assert_eq!(status["data_dir"], env.data_dir().display().to_string());
+    // Spelled another way, the same folder is the same registry.
+    let mut cmd = env.berth(["workspace", "list"]);
+    cmd.env("BERTH_DATA_DIR", env.root().join("home/../data"));
+    assert!(env.run(cmd).success().stdout().contains("theirs"));
 }

@@ -22,9 +22,14 @@ pub struct StopArgs {
 
 /// Runs `berth daemon stop`.
 pub async fn cmd_daemon_stop(ctx: &mut Ctx, args: StopArgs) -> Result<(), CliError> {
-    let socket = paths::socket_path(&ctx.env).map_err(|e| CliError::failed(e.to_string()))?;
+    let mut socket = paths::socket_path(&ctx.env).map_err(|e| CliError::failed(e.to_string()))?;
     let asked = match Connection::open_existing(&ctx.env).await {
-        Ok(Some(mut conn)) => conn.shutdown().await,
+        // The data folder's daemon may listen elsewhere than this
+        // environment's socket; wait for that one.
+        Ok(Some(mut conn)) => {
+            socket = conn.socket().to_path_buf();
+            conn.shutdown().await
+        }
         Ok(None) if !client::lock_is_held(&socket) => {
             return done(ctx, false, "berthd is not running");
         }

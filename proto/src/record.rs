@@ -1,0 +1,103 @@
+//! The registry's daemon record: `<data>/berthd.json` says where the one
+//! daemon of this data folder listens (socket, pid, version, data folder).
+//!
+//! The data folder is the registry's identity, so it is also where clients
+//! look first: a client whose socket variables were stripped (Codex, the
+//! MCP SDKs) still finds the daemon a full-environment client started. The
+//! record only says where to look; the socket is verified like any other
+//! before anything is sent, and the daemon checks every request's data
+//! folder. See docs/decisions/0013-one-daemon-per-data-folder.md.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::paths;
+
+/// What the running daemon wrote about itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DaemonRecord {
+    /// The socket it listens on.
+    pub socket: PathBuf,
+    /// Its process id.
+    pub pid: u32,
+    /// Its version.
+    pub version: String,
+    /// The data folder it serves.
+    pub data_dir: PathBuf,
+}
+
+/// Reads the record; `None` when there is none or it cannot be parsed (a
+/// stale or half-made record only costs a fallback to the derived socket).
+pub fn read(data_dir: &Path) -> Option<DaemonRecord> {
+    let bytes = std::fs::read(paths::record_path(data_dir)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Writes the record atomically (a 0600 temporary file renamed over it), so
+/// a reader sees the old record or the new one, never half of one.
+pub fn write(data_dir: &Path, record: &DaemonRecord) -> io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = paths::record_path(data_dir);
+    let tmp = data_dir.join(format!(".berthd.json.{}.tmp", std::process::id()));
+    let text = serde_json::to_vec_pretty(record).map_err(io::Error::other)?;
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(&text))
+        .and_then(|()| std::fs::rename(&tmp, &path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// Removes the record if it is `pid`'s, so a daemon on its way out never
+/// removes its successor's.
+pub fn remove_if_ours(data_dir: &Path, pid: u32) {
+    if read(data_dir).is_some_and(|r| r.pid == pid) {
+        let _ = std::fs::remove_file(paths::record_path(data_dir));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_record_round_trips_is_private_and_is_removed_only_by_its_daemon() {
+        let tmp = tempfile::tempdir().unwrap();
+        let rec = DaemonRecord {
+            socket: "/run/user/1000/berth/berthd.sock".into(),
+            pid: 42,
+            version: "0.1.0".into(),
+            data_dir: tmp.path().into(),
+        };
+        assert_eq!(read(tmp.path()), None);
+        write(tmp.path(), &rec).unwrap();
+        assert_eq!(read(tmp.path()), Some(rec.clone()));
+        let mode = std::fs::metadata(paths::record_path(tmp.path()))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        remove_if_ours(tmp.path(), 43);
+        assert_eq!(read(tmp.path()), Some(rec));
+        remove_if_ours(tmp.path(), 42);
+        assert_eq!(read(tmp.path()), None);
+        // No temporary file is left behind.
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_garbled_record_reads_as_none() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(paths::record_path(tmp.path()), b"{\"socket\":").unwrap();
+        assert_eq!(read(tmp.path()), None);
+    }
+}
