@@ -299,3 +299,48 @@ fn after_stop_is_answered_no_write_commits_and_status_sees_the_process_until_it_
         .ok();
     assert_eq!(set, None, "a setting was written after the stop");
 }
+
+/// Calls stuck on the database (another process holds its write lock) wait
+/// on pool threads, never on the async workers: `status` and a resolve,
+/// which need no database, answer at once while writes and reads of
+/// settings are stuck behind the lock.
+#[test]
+fn with_calls_stuck_on_the_database_status_and_resolve_still_answer_at_once() {
+    let env = std::sync::Arc::new(TestEnv::new());
+    let _ = env.run_berth(["workspace", "create", "first"]).success();
+    let folder = env.dir("elsewhere");
+    let holder = rusqlite::Connection::open(env.db()).unwrap();
+    holder.busy_timeout(Duration::from_secs(5)).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let mut stuck = Vec::new();
+    for i in 0..2 {
+        let env = env.clone();
+        let value = format!("{}", i + 3);
+        stuck.push(std::thread::spawn(move || {
+            env.run_berth(["setting", "set", "hooks.stop_timeout_secs", value.as_str()])
+        }));
+    }
+    for _ in 0..4 {
+        let env = env.clone();
+        stuck.push(std::thread::spawn(move || {
+            env.run_berth(["setting", "get", "hooks.stop_timeout_secs"])
+        }));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // Far below the 5 s a stuck write waits on SQLite; far above a CLI call.
+    let bound = Duration::from_secs(2);
+    let started = Instant::now();
+    let status = env.run_berth(["daemon", "status", "--json"]);
+    let took = started.elapsed();
+    assert_eq!(status.json()["running"], true, "{}", status.stdout());
+    assert!(took < bound, "status took {took:?} while calls were stuck");
+    let started = Instant::now();
+    let resolved = env.json(["resolve", folder.to_str().unwrap()]);
+    let took = started.elapsed();
+    assert_eq!(resolved["workspace"], "default", "{resolved}");
+    assert!(took < bound, "resolve took {took:?} while calls were stuck");
+    holder.execute_batch("COMMIT").unwrap();
+    for s in stuck {
+        let _ = s.join().unwrap();
+    }
+}
