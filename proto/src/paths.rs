@@ -53,7 +53,9 @@ impl EnvCtx {
             xdg_runtime_dir: var("XDG_RUNTIME_DIR"),
             xdg_data_home: var("XDG_DATA_HOME"),
             xdg_state_home: var("XDG_STATE_HOME"),
-            home: var("HOME"),
+            // Some clients start MCP servers with little more than PATH: the
+            // password database still knows the home, so the registry is found.
+            home: var("HOME").or_else(|| non_empty(passwd_home(uid))),
             login_runtime_dir: Some(PathBuf::from(format!("/run/user/{uid}"))),
             uid,
         }
@@ -61,6 +63,39 @@ impl EnvCtx {
 
     fn home_dir(&self) -> Option<PathBuf> {
         self.home.as_ref().map(PathBuf::from)
+    }
+}
+
+/// The home folder the password database gives `uid`, for a process started
+/// without `HOME`.
+pub fn passwd_home(uid: u32) -> Option<OsString> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut buf = vec![0u8; 4096];
+    loop {
+        // SAFETY: all-zero is a valid `passwd` (null pointers, zero ids).
+        let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        // SAFETY: `pwd`, `buf` and `found` are valid for the call; the strings
+        // `pwd` points to live in `buf`, read before it is dropped.
+        let rc = unsafe {
+            libc::getpwuid_r(
+                uid,
+                &mut pwd,
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                &mut found,
+            )
+        };
+        if rc == libc::ERANGE && buf.len() < 1 << 20 {
+            buf.resize(buf.len() * 2, 0);
+            continue;
+        }
+        if rc != 0 || found.is_null() || pwd.pw_dir.is_null() {
+            return None;
+        }
+        // SAFETY: a non-null pw_dir is a NUL-terminated string inside `buf`.
+        let dir = unsafe { std::ffi::CStr::from_ptr(pwd.pw_dir) };
+        return Some(std::ffi::OsStr::from_bytes(dir.to_bytes()).to_os_string());
     }
 }
 
@@ -433,6 +468,17 @@ mod tests {
         };
         let err = socket_path(&e).unwrap_err().to_string();
         assert!(err.contains("205 bytes"), "{err}");
+    }
+
+    #[test]
+    fn the_password_database_knows_our_home() {
+        let ours = passwd_home(current_uid()).expect("our own passwd entry");
+        assert!(Path::new(&ours).is_absolute(), "{ours:?}");
+        assert_eq!(
+            passwd_home(0x7fff_fff0),
+            None,
+            "an unknown uid has no entry"
+        );
     }
 
     #[test]
