@@ -62,6 +62,11 @@ impl Folder {
         Folder { dir, prefix }
     }
 
+    /// Whether the folder holds an entry `name` (a link counts; it is not followed).
+    pub fn has_entry(&self, name: &str) -> bool {
+        self.dir.symlink_metadata(name).is_ok()
+    }
+
     /// The qualified spelling of `rel`.
     pub fn q(&self, rel: &Path) -> String {
         format!("{}{}", self.prefix, rel.display())

@@ -10,6 +10,11 @@
 //! the session's scratch folder; anything else is unqualified and goes to
 //! the session's own folder.
 //!
+//! An unqualified path whose first segment is neither a workspace nor an
+//! entry of the own folder is most likely a mistyped workspace name: the
+//! tools that would create or list it refuse it ([`unknown_first_segment`],
+//! ADR 0019), so a typo never becomes a new folder.
+//!
 //! **Architecture Invariant:** no result of [`qualify`] has a `..` or an
 //! absolute component in its relative path; containment against symlinks is
 //! then the file layer's job (a directory handle, never a path string).
@@ -149,6 +154,65 @@ pub enum QualifyError {
     /// A NUL byte or similar.
     #[error("{0:?} is not a valid path")]
     Invalid(String),
+    /// An unqualified path whose first segment names no workspace and no entry of the own folder.
+    #[error(
+        "no workspace {} — workspaces: {}; to reach a workspace, qualify the path as <workspace>/{rest}; to create a new top-level folder {} in this session's own folder on purpose, write ./{path}",
+        shown(first),
+        names.join(", "),
+        shown(first),
+    )]
+    UnknownFirstSegment {
+        /// The path's first segment.
+        first: String,
+        /// The path as given.
+        path: String,
+        /// The path below its first segment.
+        rest: String,
+        /// The workspaces.
+        names: Vec<String>,
+    },
+}
+
+/// The first segment of `path` when the path is unqualified (no `/`, no
+/// `./`, not absolute, and its first segment names no workspace): the
+/// segment a mistyped workspace name would be. `None` for every other form.
+pub fn unqualified_first_segment<'p>(path: &'p str, names: &[String]) -> Option<&'p str> {
+    if path.is_empty()
+        || path.trim_end_matches('/').is_empty()
+        || path == "."
+        || path.starts_with("./")
+        || Path::new(path).is_absolute()
+    {
+        return None;
+    }
+    let first = path.split('/').next().unwrap_or(path);
+    (!names.iter().any(|n| n == first)).then_some(first)
+}
+
+/// The refusal for an unqualified path whose first segment `exists` says is
+/// not in the own folder: `write` and `move` refuse it only when it would
+/// become a new folder (the path goes on below it), `ls` whenever it is
+/// missing. `None` when the path may go ahead.
+pub fn unknown_first_segment(
+    path: &str,
+    names: &[String],
+    creates_only_folders: bool,
+    exists: impl FnOnce(&str) -> bool,
+) -> Option<QualifyError> {
+    let first = unqualified_first_segment(path, names)?;
+    let rest = path[first.len()..].trim_start_matches('/');
+    if creates_only_folders && rest.is_empty() {
+        return None;
+    }
+    if exists(first) {
+        return None;
+    }
+    Some(QualifyError::UnknownFirstSegment {
+        first: first.to_string(),
+        path: path.to_string(),
+        rest: rest.to_string(),
+        names: names.to_vec(),
+    })
 }
 
 /// Qualifies `path` for a session.
@@ -347,6 +411,39 @@ mod tests {
     #[test]
     fn an_ambiguous_session_still_reaches_qualified_paths() {
         assert_eq!(check("notes/a.md", Own::Ambiguous).unwrap(), "notes/a.md");
+    }
+
+    #[rstest]
+    #[case::a_typo_of_a_workspace_is_refused_for_write("notse/a.md", true, false, true)]
+    #[case::an_existing_folder_goes_ahead("plans/a.md", true, true, false)]
+    #[case::a_new_top_level_file_goes_ahead("a.md", true, false, false)]
+    #[case::ls_refuses_a_missing_first_segment("nosuchws", false, false, true)]
+    #[case::ls_of_an_existing_entry_goes_ahead("plans", false, true, false)]
+    #[case::dot_slash_creates_on_purpose("./notse/a.md", true, false, false)]
+    #[case::a_workspace_is_never_unknown("notes/new/a.md", true, false, false)]
+    #[case::slash_lists_the_workspaces("/", false, false, false)]
+    #[case::an_absolute_path_is_judged_elsewhere("/d/workspaces/notes/x/a.md", true, false, false)]
+    fn unknown_first_segments_are_refused(
+        #[case] path: &str,
+        #[case] creates_only_folders: bool,
+        #[case] exists: bool,
+        #[case] refused: bool,
+    ) {
+        let got = unknown_first_segment(path, &names(), creates_only_folders, |_| exists);
+        assert_eq!(got.is_some(), refused, "{path}: {got:?}");
+    }
+
+    #[test]
+    fn the_unknown_segment_refusal_names_the_workspaces_and_the_way_to_create_it() {
+        let err = unknown_first_segment("notse/x/a.md", &names(), true, |_| false)
+            .unwrap()
+            .to_string();
+        assert!(
+            err.starts_with("no workspace notse — workspaces: default, notes, work;"),
+            "{err}"
+        );
+        assert!(err.contains("<workspace>/x/a.md"), "{err}");
+        assert!(err.contains("write ./notse/x/a.md"), "{err}");
     }
 
     fn answer(reason: Reason, project: bool) -> Answer {

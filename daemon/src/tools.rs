@@ -12,7 +12,9 @@ use serde_json::{Value, json};
 use crate::device::Device;
 use crate::error::BerthError;
 use crate::files::{Folder, ToolOutput, move_path};
-use crate::qualify::{Own, Place, QualifyCtx, Target, own_folder, qualify};
+use crate::qualify::{
+    Own, Place, QualifyCtx, Target, own_folder, qualify, unknown_first_segment,
+};
 use crate::registry::Home;
 use crate::resolve::{Answer, Mode};
 use crate::sessions::Session;
@@ -156,7 +158,11 @@ impl Device {
                 let a: PathArg = parse(tool, args)?;
                 match self.target(s, &answer()?, &a.path)? {
                     Target::Workspaces => self.list_workspaces_tool(),
-                    Target::In { place, rel } => self.folder(s, &place)?.ls(&rel),
+                    Target::In { place, rel } => {
+                        let f = self.folder(s, &place)?;
+                        self.refuse_unknown_first(&a.path, &f, false)?;
+                        f.ls(&rel)
+                    }
                 }
             }
             "read" => {
@@ -167,6 +173,7 @@ impl Device {
             "write" => {
                 let a: WriteArgs = parse(tool, args)?;
                 let (f, rel) = self.file_target(s, &answer()?, &a.path)?;
+                self.refuse_unknown_first(&a.path, &f, true)?;
                 f.write(&rel, &a.content)
             }
             "edit" => {
@@ -184,6 +191,7 @@ impl Device {
                 let answer = answer()?;
                 let (ff, fr) = self.file_target(s, &answer, &a.from)?;
                 let (tf, tr) = self.file_target(s, &answer, &a.to)?;
+                self.refuse_unknown_first(&a.to, &tf, true)?;
                 move_path(&ff, &fr, &tf, &tr)
             }
             "search" => {
@@ -384,6 +392,26 @@ impl Device {
             scratch: (!s.id.is_empty()).then_some(scratch.as_path()),
         };
         qualify(path, &ctx).map_err(|e| BerthError::refused(e.to_string()))
+    }
+
+    /// Refuses an unqualified path whose first segment is neither a workspace
+    /// nor an entry of the session's own folder `f` (ADR 0019): most likely a
+    /// mistyped workspace name, which must never become a new folder.
+    /// `creates_only_folders`: `write` and `move` targets may still create a
+    /// new top-level file; `ls` refuses any missing first segment.
+    fn refuse_unknown_first(
+        &self,
+        path: &str,
+        f: &Folder,
+        creates_only_folders: bool,
+    ) -> Result<(), BerthError> {
+        let names: Vec<String> = self.registry().workspaces.keys().cloned().collect();
+        match unknown_first_segment(path, &names, creates_only_folders, |first| {
+            f.has_entry(first)
+        }) {
+            Some(e) => Err(BerthError::refused(e.to_string())),
+            None => Ok(()),
+        }
     }
 
     fn file_target(

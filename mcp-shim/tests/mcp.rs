@@ -1179,15 +1179,18 @@ async fn an_unqualified_write_without_a_project_lands_in_the_scratch_folder() {
     let shim = Spawn::new(&env, &plain).start().await;
     let id = scratch_id(&env, &shim.context().await["folder"]);
     let (_, w) = shim
-        .ok("write", json!({"path": "s/t.txt", "content": "scratch"}))
+        .ok("write", json!({"path": "t.txt", "content": "scratch"}))
         .await;
-    assert_eq!(w["path"], "./s/t.txt");
-    let file = env.data_dir().join("scratch").join(&id).join("s/t.txt");
+    assert_eq!(w["path"], "./t.txt");
+    let file = env.data_dir().join("scratch").join(&id).join("t.txt");
     assert_eq!(std::fs::read_to_string(file).unwrap(), "scratch");
     for ws in ["default", "other"] {
-        assert!(!env.managed_home(ws).join("s").exists(), "leaked into {ws}");
+        assert!(
+            !env.managed_home(ws).join("t.txt").exists(),
+            "leaked into {ws}"
+        );
     }
-    assert!(!plain.join("s").exists());
+    assert!(!plain.join("t.txt").exists());
     shim.stop().await;
 }
 
@@ -1423,5 +1426,67 @@ async fn control_characters_in_paths_and_names_are_escaped_in_text_blocks() {
         .await;
     assert!(!raw(&refused), "{refused:?}");
     assert!(refused.contains(&format!("gone-{SHOWN}")), "{refused}");
+    shim.stop().await;
+}
+
+// ---------------------------------------------------------------------------
+// Unknown first segments
+
+/// A mistyped workspace name never becomes a new folder: an unqualified path
+/// whose first segment is neither a workspace nor an entry of the session's
+/// folder is refused for `write`, `move` targets and `ls`.
+#[tokio::test]
+async fn an_unknown_first_segment_is_refused_not_created() {
+    let env = TestEnv::new();
+    berth(&env, &["workspace", "create", "alpha"]);
+    let dir = approved_project(&env, "proj", "mine");
+    let home = env.managed_home("mine");
+    let shim = Spawn::new(&env, &dir).start().await;
+    shim.ok("device_context", json!({})).await;
+
+    let refused = shim
+        .err("write", json!({"path": "alpah/notes/x.md", "content": "x"}))
+        .await;
+    assert!(
+        refused.contains("no workspace alpah — workspaces: alpha, default, mine"),
+        "{refused}"
+    );
+    assert!(refused.contains("./alpah/notes/x.md"), "{refused}");
+    assert!(!home.join("alpah").exists(), "the typo became a folder");
+
+    let listed = shim.err("ls", json!({"path": "nosuchws"})).await;
+    assert!(
+        listed.contains("no workspace nosuchws — workspaces:"),
+        "{listed}"
+    );
+
+    shim.ok("write", json!({"path": "a.md", "content": "a"}))
+        .await;
+    let moved = shim
+        .err("move", json!({"from": "a.md", "to": "alpah/a.md"}))
+        .await;
+    assert!(moved.contains("no workspace alpah"), "{moved}");
+    assert!(home.join("a.md").exists(), "the source was moved anyway");
+
+    // Under an existing folder, and on purpose with ./, paths work as before.
+    std::fs::create_dir_all(home.join("plans")).unwrap();
+    let (_, w) = shim
+        .ok("write", json!({"path": "plans/b.md", "content": "b"}))
+        .await;
+    assert_eq!(w["path"], "mine/plans/b.md");
+    let (_, l) = shim.ok("ls", json!({"path": "plans"})).await;
+    assert_eq!(l["entries"][0]["path"], "mine/plans/b.md", "{l}");
+    let (_, w) = shim
+        .ok(
+            "write",
+            json!({"path": "./alpah/notes/x.md", "content": "x"}),
+        )
+        .await;
+    assert_eq!(w["path"], "mine/alpah/notes/x.md");
+    assert!(home.join("alpah/notes/x.md").exists());
+    // Now that the folder exists, the unqualified path reaches it.
+    shim.ok("ls", json!({"path": "alpah/notes"})).await;
+    shim.ok("move", json!({"from": "a.md", "to": "alpah/a.md"}))
+        .await;
     shim.stop().await;
 }
