@@ -502,6 +502,10 @@ fn completions_are_generated_for_every_shell() {
             script.contains("install"),
             "{shell} completion lacks the install command"
         );
+        assert!(
+            script.contains("List every setting") || script.contains("setting,list)"),
+            "{shell} completion lacks `setting list`"
+        );
     }
     let _ = env.run_berth(["completions", "tcsh"]).failure(2);
 }
@@ -526,6 +530,7 @@ fn man_pages_are_roff() {
         std::fs::read_to_string(dir.join("berth-workspace-list.1")).expect("a page per subcommand");
     assert!(sub.contains(".TH berth-workspace-list"), "{sub}");
     assert!(dir.join("berth-install.1").is_file());
+    assert!(dir.join("berth-setting-list.1").is_file());
 }
 
 /// berthd started the way systemd starts it: a listening socket as
