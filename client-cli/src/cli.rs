@@ -84,7 +84,9 @@ pub enum RootCommand {
 
 #[derive(Subcommand, Debug)]
 pub enum SettingCommand {
-    /// Print a setting.
+    /// List every setting: its value, its default and what it accepts.
+    List,
+    /// Print a setting (its default and what it accepts on stderr).
     Get(KeyArg),
     /// Change a setting.
     Set(commands::setting::set::SetArgs),

@@ -502,6 +502,10 @@ fn completions_are_generated_for_every_shell() {
             script.contains("install"),
             "{shell} completion lacks the install command"
         );
+        assert!(
+            script.contains("List every setting") || script.contains("setting,list)"),
+            "{shell} completion lacks `setting list`"
+        );
     }
     let _ = env.run_berth(["completions", "tcsh"]).failure(2);
 }
@@ -526,6 +530,7 @@ fn man_pages_are_roff() {
         std::fs::read_to_string(dir.join("berth-workspace-list.1")).expect("a page per subcommand");
     assert!(sub.contains(".TH berth-workspace-list"), "{sub}");
     assert!(dir.join("berth-install.1").is_file());
+    assert!(dir.join("berth-setting-list.1").is_file());
 }
 
 /// berthd started the way systemd starts it: a listening socket as
@@ -632,4 +637,192 @@ fn codex_forwards_the_variables_that_decide_berths_paths() {
     assert!(!left.contains("env_vars"), "{left}");
     assert!(!left.contains("mcp_servers"), "{left}");
     assert!(left.contains("model = \"o3\""), "{left}");
+}
+
+/// Config files as the editors themselves write them before any server is
+/// added: empty objects and lists, `inputs`, a bare `[mcp_servers]` with
+/// comments, files without a trailing newline, an empty file.
+fn editor_shapes() -> Vec<Case> {
+    vec![
+        Case {
+            client: "claude-code",
+            files: vec![
+                (
+                    "home/.claude.json",
+                    Some("{\n  \"numStartups\": 1,\n  \"mcpServers\": {},\n  \"projects\": {}\n}"),
+                ),
+                (
+                    "home/.claude/settings.json",
+                    Some(
+                        "{\n  \"$schema\": \"https://json.schemastore.org/claude-code-settings.json\",\n  \"hooks\": {\n    \"Stop\": []\n  }\n}\n",
+                    ),
+                ),
+            ],
+        },
+        Case {
+            client: "codex",
+            files: vec![
+                (
+                    "home/.codex/config.toml",
+                    Some(
+                        "# Codex settings\nmodel = \"gpt-5\" # default\n\n[mcp_servers]\n# none yet\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\n",
+                    ),
+                ),
+                ("home/.codex/hooks.json", Some("{\n  \"hooks\": {}\n}\n")),
+            ],
+        },
+        Case {
+            client: "vscode",
+            files: vec![
+                (
+                    "config/Code/User/mcp.json",
+                    Some("{\n\t\"servers\": {},\n\t\"inputs\": []\n}"),
+                ),
+                ("home/.claude/settings.json", Some("{}\n")),
+            ],
+        },
+        Case {
+            client: "cursor",
+            files: vec![
+                ("home/.cursor/mcp.json", Some("{\"mcpServers\": {}}")),
+                ("home/.cursor/hooks.json", Some("{\n  \"hooks\": {}\n}\n")),
+            ],
+        },
+        Case {
+            client: "claude-desktop",
+            files: vec![(
+                "config/Claude/claude_desktop_config.json",
+                Some("{\n  \"mcpServers\": {}\n}\n"),
+            )],
+        },
+        Case {
+            client: "cline",
+            files: vec![(
+                "config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+                Some(""),
+            )],
+        },
+        Case {
+            client: "copilot-cli",
+            files: vec![
+                (
+                    "home/.copilot/mcp-config.json",
+                    Some("{\n  \"mcpServers\": {}\n}"),
+                ),
+                ("home/.copilot/hooks/berth.json", None),
+            ],
+        },
+        Case {
+            client: "codex",
+            files: vec![
+                ("home/.codex/config.toml", Some("")),
+                ("home/.codex/hooks.json", None),
+            ],
+        },
+        Case {
+            client: "cursor",
+            files: vec![
+                ("home/.cursor/mcp.json", Some("{}\n")),
+                (
+                    "home/.cursor/hooks.json",
+                    Some("{\"version\": 1, \"hooks\": {\"stop\": []}}"),
+                ),
+            ],
+        },
+    ]
+}
+
+fn backup_of(p: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.berth-backup", p.display()))
+}
+
+/// Installs into `case`'s files, uninstalls, and checks every file is back
+/// byte for byte (or absent, as before) and no backup is left behind.
+fn assert_round_trip(case: &Case) {
+    let env = TestEnv::new();
+    for (rel, original) in &case.files {
+        if let Some(o) = original {
+            write(&path(&env, rel), o);
+        }
+    }
+    let out = install(&env, case.client);
+    assert_eq!(out["changed"], true, "{}: {out}", case.client);
+    let out = env.json(["uninstall", case.client]);
+    assert_eq!(out["changed"], true, "{}: {out}", case.client);
+    for (rel, original) in &case.files {
+        let p = path(&env, rel);
+        assert_eq!(
+            read(&p).as_deref(),
+            *original,
+            "{}: uninstall did not give back {rel}: {out}",
+            case.client
+        );
+        assert!(
+            !backup_of(&p).exists(),
+            "{}: the backup of {rel} outlived the restore",
+            case.client
+        );
+    }
+}
+
+#[test]
+fn uninstall_gives_back_the_files_editors_write_byte_for_byte() {
+    for case in editor_shapes().iter().chain(cases().iter()) {
+        assert_round_trip(case);
+    }
+}
+
+#[test]
+fn the_first_backup_is_never_overwritten_and_goes_once_restored() {
+    let env = TestEnv::new();
+    let mcp = path(&env, "home/.cursor/mcp.json");
+    let original = "{\"mcpServers\": {\"other\": {\"command\": \"x\"}}}";
+    write(&mcp, original);
+    install(&env, "cursor");
+    assert_eq!(read(&backup_of(&mcp)).as_deref(), Some(original));
+    // The user changes berth's entry; a second install puts it right again
+    // and must not replace the pre-install backup with the installed file.
+    let installed = read(&mcp).unwrap();
+    write(&mcp, &installed.replace("--cwd", "--nope"));
+    let again = install(&env, "cursor");
+    assert_eq!(again["files"][0]["changed"], true, "{again}");
+    assert_eq!(again["files"][0]["backup"], Value::Null, "{again}");
+    assert_eq!(read(&backup_of(&mcp)).as_deref(), Some(original));
+    let out = env.json(["uninstall", "cursor"]);
+    assert_eq!(out["files"][0]["action"], "restored", "{out}");
+    assert_eq!(out["files"][0]["restored"], true, "{out}");
+    assert_eq!(read(&mcp).as_deref(), Some(original));
+    assert!(!backup_of(&mcp).exists(), "backup left after the restore");
+}
+
+#[test]
+fn uninstall_after_the_user_changed_the_file_keeps_the_change_and_the_backup() {
+    let env = TestEnv::new();
+    let mcp = path(&env, "home/.cursor/mcp.json");
+    let original = "{\n  \"mcpServers\": {}\n}\n";
+    write(&mcp, original);
+    install(&env, "cursor");
+    let mut doc: Value = serde_json::from_str(&read(&mcp).unwrap()).unwrap();
+    doc["mcpServers"]["mine"] = serde_json::json!({"command": "mine"});
+    write(&mcp, &serde_json::to_string_pretty(&doc).unwrap());
+    let out = env.json(["uninstall", "cursor"]);
+    let left: Value = serde_json::from_str(&read(&mcp).expect("the file stays")).unwrap();
+    assert_eq!(
+        left,
+        serde_json::json!({"mcpServers": {"mine": {"command": "mine"}}})
+    );
+    assert_eq!(read(&backup_of(&mcp)).as_deref(), Some(original), "{out}");
+    assert_eq!(
+        out["files"][0]["backup"],
+        backup_of(&mcp).display().to_string(),
+        "{out}"
+    );
+    // The text says where the original is.
+    let env2 = TestEnv::new();
+    let mcp2 = path(&env2, "home/.cursor/mcp.json");
+    write(&mcp2, original);
+    install(&env2, "cursor");
+    write(&mcp2, &serde_json::to_string_pretty(&doc).unwrap());
+    let text = env2.run_berth(["uninstall", "cursor"]).success().stdout();
+    assert!(text.contains("the original stays in"), "{text}");
 }

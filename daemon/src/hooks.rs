@@ -7,7 +7,9 @@ use berth_proto::text::escaped;
 use crate::caller::Caller;
 use crate::device::Device;
 use crate::error::BerthError;
+use crate::qualify::{Own, own_folder};
 use crate::resolve::{Answer, Mode};
+use crate::scratch::DEFAULT_KEEP_HOURS;
 use crate::store::Conversation;
 
 /// Default time limit of `hooks.stop_command`.
@@ -59,8 +61,13 @@ impl Device {
                     Some(n) if ask => n,
                     _ => plain_line(&answer),
                 };
-                let context = crate::notice::joined(Some(line), crate::notice::notes(&answer))
-                    .unwrap_or_default();
+                let scratch = (own_folder(&answer, reg.workspaces.len()) == Own::Scratch)
+                    .then(|| self.scratch_line(call.client_session_id));
+                let context = crate::notice::joined(
+                    Some(line),
+                    crate::notice::joined(scratch, crate::notice::notes(&answer)),
+                )
+                .unwrap_or_default();
                 Ok(HookOutcome {
                     answer,
                     context,
@@ -95,6 +102,38 @@ impl Device {
             ))),
         }
     }
+}
+
+impl Device {
+    /// What a session without a project must know about its own folder:
+    /// where it is, and that it is temporary. The MCP session of the same
+    /// client session names the exact folder when it registered first;
+    /// otherwise the folder the scratch folders live in is named.
+    fn scratch_line(&self, client_session_id: &str) -> String {
+        let keep = self
+            .store
+            .get_setting("scratch.keep_hours")
+            .ok()
+            .flatten()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(DEFAULT_KEEP_HOURS);
+        let folder = match self.live_session_of_client(client_session_id) {
+            Some(id) => format!("its scratch folder {}", shown(&self.scratch_dir(&id))),
+            None => format!(
+                "a scratch folder of its own in {}",
+                shown(&self.scratch_dir(""))
+            ),
+        };
+        format!(
+            "berth: this session has no project, so its own folder is {folder}, a temporary folder: \
+unqualified paths go there, and it is deleted {keep} hours after the session ends. \
+Write anything worth keeping into a workspace as <workspace>/<path>."
+        )
+    }
+}
+
+fn shown(p: &std::path::Path) -> String {
+    escaped(&p.display().to_string()).into_owned()
 }
 
 /// "berth: this session uses workspace W (reason: R, project P)." The model

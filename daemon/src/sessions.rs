@@ -245,6 +245,21 @@ impl Device {
             .collect()
     }
 
+    /// The live MCP session a client's session id belongs to, if it has
+    /// registered (linking a session-start hook to its MCP session).
+    pub fn live_session_of_client(&self, client_session_id: &str) -> Option<String> {
+        if client_session_id.is_empty() {
+            return None;
+        }
+        self.sessions
+            .live
+            .lock()
+            .expect("sessions")
+            .values()
+            .find(|s| s.client_session_id == client_session_id)
+            .map(|s| s.id.clone())
+    }
+
     /// The session's scratch folder (not created here).
     pub fn scratch_dir(&self, id: &str) -> PathBuf {
         self.data_dir.join("scratch").join(id)

@@ -1,26 +1,11 @@
-//! Settings: a few known keys, each validated before it is stored.
+//! Settings: a few known keys, each validated before it is stored. The keys,
+//! defaults and ranges are `berth_proto::settings`, shared with the clients
+//! that show them.
+
+use berth_proto::settings;
 
 use crate::device::Device;
 use crate::error::BerthError;
-
-/// The settings berth knows, with what each accepts.
-pub const KNOWN: &[(&str, &str)] = &[
-    ("workspace.unassigned", "the name of an existing workspace"),
-    ("scratch.keep_hours", "a whole number of hours, 0 or more"),
-    ("hooks.stop_command", "a shell command"),
-    (
-        "hooks.stop_timeout_secs",
-        "a whole number of seconds, 1 or more",
-    ),
-    (
-        "cache.max_entries",
-        "a whole number of directories, 0 or more (0 turns the lookup cache off); read at daemon start",
-    ),
-    (
-        "cache.max_watches",
-        "a whole number of watches, 0 or more (0 re-checks every cached directory on use); read at daemon start",
-    ),
-];
 
 impl Device {
     /// A setting's value, `None` when unset.
@@ -41,7 +26,7 @@ impl Device {
             _ => !value.is_empty(),
         };
         if !ok {
-            let what = KNOWN.iter().find(|(k, _)| *k == key).map_or("", |(_, w)| w);
+            let what = settings::find(key).map_or("", |s| s.allowed);
             return Err(BerthError::invalid(format!(
                 "{value:?} is not a valid {key}: expected {what}"
             )));
@@ -69,12 +54,41 @@ impl Device {
 }
 
 fn check_key(key: &str) -> Result<(), BerthError> {
-    if KNOWN.iter().any(|(k, _)| *k == key) {
+    if settings::find(key).is_some() {
         return Ok(());
     }
-    let keys: Vec<&str> = KNOWN.iter().map(|(k, _)| *k).collect();
     Err(BerthError::invalid(format!(
-        "unknown setting {key:?}; known settings: {}",
-        keys.join(", ")
+        "unknown setting {key:?}; known settings: {} (`berth setting list` shows each with its default)",
+        settings::keys().join(", ")
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use berth_proto::settings::find;
+
+    /// The defaults the clients show are the ones the daemon applies.
+    #[test]
+    fn the_shown_defaults_are_the_applied_ones() {
+        let default = |k: &str| find(k).and_then(|s| s.default).map(str::to_string);
+        let cache = crate::cache::CacheConfig::default();
+        assert_eq!(
+            default("scratch.keep_hours"),
+            Some(crate::scratch::DEFAULT_KEEP_HOURS.to_string())
+        );
+        assert_eq!(
+            default("hooks.stop_timeout_secs"),
+            Some(crate::hooks::DEFAULT_STOP_TIMEOUT_SECS.to_string())
+        );
+        assert_eq!(
+            default("cache.max_entries"),
+            Some(cache.max_entries.to_string())
+        );
+        assert_eq!(
+            default("cache.max_watches"),
+            Some(cache.max_watches.to_string())
+        );
+        assert_eq!(default("workspace.unassigned"), None);
+        assert_eq!(default("hooks.stop_command"), None);
+    }
 }

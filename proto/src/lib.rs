@@ -11,6 +11,7 @@
 //! - [`verify`]: is the daemon behind a socket this user's? Checked on
 //!   every dial, before anything is sent.
 //! - [`codes`]: stable machine codes carried across the RPC boundary.
+//! - [`settings`]: the settings berth knows, their defaults and ranges.
 //! - [`text`]: wording shared by the daemon's and the clients' messages.
 //! - [`logfile`]: log files only their user may read.
 //! - `entry` (Unix): the lean process start of the hot-path clients.
@@ -32,6 +33,7 @@ pub mod entry;
 pub mod logfile;
 pub mod paths;
 pub mod record;
+pub mod settings;
 pub mod spawn;
 pub mod text;
 pub mod transport;

@@ -5,7 +5,7 @@ use clap::Args;
 
 use crate::context::Ctx;
 use crate::install::clients::{self, FileSpec};
-use crate::install::files::{self, Action, Planned};
+use crate::install::files::{self, Action, Backup, Planned};
 use crate::install::{Client, Locations, Programs, Scope};
 use crate::output::{self, CliError};
 
@@ -113,6 +113,7 @@ fn report(
                     "changed": p.changed(),
                     "action": p.action(),
                     "backup": path(b),
+                    "restored": matches!(p.backup, Backup::Restore(_)) && !dry_run,
                     "diff": p.diff(),
                 })
             })
@@ -138,8 +139,16 @@ fn report(
             continue;
         }
         text.push_str(&format!("{} {}", p.action(), p.path.display()));
-        if let Some(b) = b {
-            text.push_str(&format!(" (backup: {})", b.display()));
+        match (&p.backup, b) {
+            (Backup::Restore(_), _) if p.changed() => {
+                text.push_str(" (its bytes from before install; backup removed)")
+            }
+            (Backup::Keep(_), Some(b)) => text.push_str(&format!(
+                " (it changed since install, so the original stays in {})",
+                b.display()
+            )),
+            (_, Some(b)) => text.push_str(&format!(" (backup: {})", b.display())),
+            _ => {}
         }
         text.push('\n');
     }

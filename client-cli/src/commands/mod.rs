@@ -45,6 +45,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
             RootCommand::List(a) => root::list::cmd_root_list(&mut ctx, a).await,
         },
         Command::Setting(s) => match s {
+            SettingCommand::List => setting::list::cmd_setting_list(&mut ctx).await,
             SettingCommand::Get(a) => setting::get::cmd_setting_get(&mut ctx, a).await,
             SettingCommand::Set(a) => setting::set::cmd_setting_set(&mut ctx, a).await,
             SettingCommand::Unset(a) => setting::unset::cmd_setting_unset(&mut ctx, a).await,

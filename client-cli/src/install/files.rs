@@ -17,6 +17,22 @@ pub enum Action {
     Uninstall,
 }
 
+/// What happens to a file's backup, `<file>.berth-backup`: the file as it
+/// was before berth's first install into it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Backup {
+    /// None is written, restored or left.
+    None,
+    /// Install saves the file's current content there first (only when the
+    /// file holds none of berth's parts and no backup exists yet).
+    Save(PathBuf),
+    /// Uninstall wrote the backup's bytes back; the backup is removed.
+    Restore(PathBuf),
+    /// Uninstall could not give back the original bytes because something
+    /// else changed since install: the backup stays for the user.
+    Keep(PathBuf),
+}
+
 /// One file's planned change.
 #[derive(Debug)]
 pub struct Planned {
@@ -26,6 +42,8 @@ pub struct Planned {
     pub old: Option<String>,
     /// Its content after (`None`: deleted).
     pub new: Option<String>,
+    /// What happens to its backup.
+    pub backup: Backup,
 }
 
 impl Planned {
@@ -40,6 +58,7 @@ impl Planned {
             _ if !self.changed() => "unchanged",
             (None, Some(_)) => "created",
             (Some(_), None) => "removed",
+            _ if matches!(self.backup, Backup::Restore(_)) => "restored",
             _ => "updated",
         }
     }
@@ -70,31 +89,52 @@ impl Planned {
         .to_string()
     }
 
-    /// Writes the change: the old content to the backup first, then the new
-    /// content atomically (or removes the file). Returns the backup written.
+    /// Writes the change: a first backup before it, the new content
+    /// atomically (or removes the file), and a restored backup's removal
+    /// after it. Returns the backup that now holds the file's pre-install
+    /// content, if any.
     pub fn write(&self) -> Result<Option<PathBuf>, String> {
-        if !self.changed() {
-            return Ok(None);
-        }
         let path = &self.path;
-        let backup = match &self.old {
-            Some(old) => {
-                let b = backup_path(path);
-                std::fs::write(&b, old).map_err(|e| {
-                    format!("backing up {} to {}: {e}", path.display(), b.display())
-                })?;
-                Some(b)
-            }
-            None => None,
-        };
-        match &self.new {
-            Some(text) => {
-                write_atomic(path, text).map_err(|e| format!("writing {}: {e}", path.display()))?
-            }
-            None => std::fs::remove_file(path)
-                .map_err(|e| format!("removing {}: {e}", path.display()))?,
+        if let (Backup::Save(b), Some(old), true) = (&self.backup, &self.old, self.changed()) {
+            save_backup(b, old)
+                .map_err(|e| format!("backing up {} to {}: {e}", path.display(), b.display()))?;
         }
-        Ok(backup)
+        if self.changed() {
+            match &self.new {
+                Some(text) => write_atomic(path, text)
+                    .map_err(|e| format!("writing {}: {e}", path.display()))?,
+                None => std::fs::remove_file(path)
+                    .map_err(|e| format!("removing {}: {e}", path.display()))?,
+            }
+        }
+        match &self.backup {
+            Backup::None => Ok(None),
+            Backup::Save(b) => Ok(self.changed().then(|| b.clone())),
+            Backup::Keep(b) => Ok(Some(b.clone())),
+            Backup::Restore(b) => {
+                match std::fs::remove_file(b) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(format!("removing {}: {e}", b.display())),
+                }
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// Writes a first backup; never replaces one that exists, so a later write
+/// by berth cannot overwrite the pre-install content.
+fn save_backup(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+    {
+        Ok(mut f) => f.write_all(text.as_bytes()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
     }
 }
 
@@ -137,57 +177,89 @@ pub fn plan(spec: &FileSpec, action: Action, keep: bool) -> Result<Planned, Stri
             path,
             new: old.clone(),
             old,
+            backup: Backup::None,
         });
     }
-    let backup = read(&backup_path(&path)).ok().flatten();
-    let new = match &spec.edit {
+    let backup_file = backup_path(&path);
+    let backup = read(&backup_file).ok().flatten();
+    let (new, holds_berth, origin_matches) = match &spec.edit {
         Edit::Json(edit) => {
             let before = json::parse(text).map_err(refuse)?;
+            let origin = backup.as_deref().and_then(|b| json::parse(b).ok());
+            let mut bare = before.clone();
+            json::uninstall(&mut bare, edit, origin.as_ref()).map_err(refuse)?;
+            let holds_berth = bare != before;
             let mut after = before.clone();
-            match action {
-                Action::Install => json::install(&mut after, edit),
-                Action::Uninstall => json::uninstall(&mut after, edit),
+            if action == Action::Install {
+                json::install(&mut after, edit).map_err(refuse)?;
+            } else {
+                after = bare;
             }
-            .map_err(refuse)?;
-            if after == before {
+            let origin_matches = origin.as_ref() == Some(&after);
+            let new = if after == before {
                 old.clone()
             } else if action == Action::Install {
                 Some(json::render(&after, &json::Layout::of(text)))
-            } else if let Some(b) = backup.filter(|b| json::parse(b).is_ok_and(|b| b == after)) {
+            } else if origin_matches {
                 // Nothing else changed since berth's install: the original, byte for byte.
-                Some(b)
-            } else if after == json_skeleton(edit) {
-                // Only what berth's install created is left: the file was berth's.
+                backup.clone()
+            } else if origin.is_none() && after == json_skeleton(edit) {
+                // Only what berth's install created is left, and no backup
+                // says the file existed before: the file was berth's.
                 None
             } else {
                 Some(json::render(&after, &json::Layout::of(text)))
-            }
+            };
+            (new, holds_berth, origin_matches)
         }
         Edit::Toml(server) => {
             let before = toml::parse(text).map_err(refuse)?;
+            let origin = backup.as_deref().and_then(|b| toml::parse(b).ok());
+            let mut bare = before.clone();
+            toml::uninstall(&mut bare, origin.as_ref()).map_err(refuse)?;
+            let holds_berth = toml::canonical(&bare) != toml::canonical(&before);
             let mut after = before.clone();
-            match action {
-                Action::Install => toml::install(&mut after, server),
-                Action::Uninstall => toml::uninstall(&mut after),
+            if action == Action::Install {
+                toml::install(&mut after, server).map_err(refuse)?;
+            } else {
+                after = bare;
             }
-            .map_err(refuse)?;
+            // TOML keeps comments, so only identical text counts as the
+            // original: a comment the user edited since install survives.
+            let origin_matches = backup.as_deref() == Some(after.to_string().as_str());
             let canon = toml::canonical(&after);
-            if canon == toml::canonical(&before) {
+            let new = if canon == toml::canonical(&before) {
                 old.clone()
-            } else if action == Action::Install {
-                Some(after.to_string())
-            } else if let Some(b) =
-                backup.filter(|b| toml::parse(b).is_ok_and(|b| toml::canonical(&b) == canon))
+            } else if action == Action::Uninstall
+                && origin.is_none()
+                && canon.is_empty()
+                && after.to_string().trim().is_empty()
             {
-                Some(b)
-            } else if canon.is_empty() && after.to_string().trim().is_empty() {
                 None
             } else {
                 Some(after.to_string())
-            }
+            };
+            (new, holds_berth, origin_matches)
         }
     };
-    Ok(Planned { path, old, new })
+    let backup = match (action, &backup) {
+        (Action::Install, None) if old.is_some() && !holds_berth => Backup::Save(backup_file),
+        (Action::Install, _) => Backup::None,
+        (Action::Uninstall, None) => Backup::None,
+        (Action::Uninstall, Some(_)) if origin_matches => Backup::Restore(backup_file),
+        (Action::Uninstall, Some(b)) if !holds_berth && old.as_deref() == Some(b.as_str()) => {
+            // berth's parts were removed by hand and nothing else changed.
+            Backup::Restore(backup_file)
+        }
+        (Action::Uninstall, Some(_)) if holds_berth => Backup::Keep(backup_file),
+        (Action::Uninstall, Some(_)) => Backup::None,
+    };
+    Ok(Planned {
+        path,
+        old,
+        new,
+        backup,
+    })
 }
 
 /// Parses `text` as `edit`'s format.
@@ -202,7 +274,7 @@ fn check(edit: &Edit, text: &str) -> Result<(), String> {
 fn json_skeleton(edit: &json::JsonEdit) -> serde_json::Map<String, serde_json::Value> {
     let mut doc = serde_json::Map::new();
     let _ = json::install(&mut doc, edit);
-    let _ = json::uninstall(&mut doc, edit);
+    let _ = json::uninstall(&mut doc, edit, None);
     doc
 }
 

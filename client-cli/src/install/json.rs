@@ -134,9 +134,31 @@ pub fn install(root: &mut Map<String, Value>, edit: &JsonEdit) -> Result<(), Str
     Ok(())
 }
 
-/// Removes berth's part of the document, and any object or list that
-/// became empty because of it.
-pub fn uninstall(root: &mut Map<String, Value>, edit: &JsonEdit) -> Result<(), String> {
+/// Removes berth's part of the document, and what install added around it.
+///
+/// `origin` is the file as it was before berth's install (its backup), when
+/// known. An object or list emptied by the removal is dropped unless the
+/// origin had it (a user's `"servers": {}` stays), and the `version` key the
+/// hook files need is dropped when the origin lacked it and no hooks remain.
+/// Without an origin every emptied container goes: the file was berth's.
+pub fn uninstall(
+    root: &mut Map<String, Value>,
+    edit: &JsonEdit,
+    origin: Option<&Map<String, Value>>,
+) -> Result<(), String> {
+    let had = |path: &[&str]| {
+        let Some(mut v) = origin.map(|o| o as &Map<String, Value>) else {
+            return false;
+        };
+        for (i, key) in path.iter().enumerate() {
+            match v.get(*key) {
+                Some(Value::Object(m)) => v = m,
+                Some(_) => return i + 1 == path.len(),
+                None => return false,
+            }
+        }
+        true
+    };
     match edit {
         JsonEdit::Mcp { container, .. } => {
             let Some(servers) = root.get_mut(*container) else {
@@ -145,7 +167,10 @@ pub fn uninstall(root: &mut Map<String, Value>, edit: &JsonEdit) -> Result<(), S
             let servers = servers
                 .as_object_mut()
                 .ok_or_else(|| format!("\"{container}\" is not an object"))?;
-            if servers.shift_remove(SERVER_NAME).is_some() && servers.is_empty() {
+            if servers.shift_remove(SERVER_NAME).is_some()
+                && servers.is_empty()
+                && !had(&[container])
+            {
                 root.shift_remove(*container);
             }
         }
@@ -169,13 +194,28 @@ pub fn uninstall(root: &mut Map<String, Value>, edit: &JsonEdit) -> Result<(), S
                 let list = list
                     .as_array_mut()
                     .ok_or_else(|| format!("\"hooks.{}\" is not a list", h.event))?;
-                if remove_hooks(list, shape) && list.is_empty() {
-                    all.shift_remove(h.event);
+                if remove_hooks(list, shape) {
                     removed_any = true;
+                    if list.is_empty() && !had(&["hooks", h.event]) {
+                        all.shift_remove(h.event);
+                    }
                 }
             }
-            if removed_any && all.is_empty() {
+            if removed_any && all.is_empty() && !had(&["hooks"]) {
                 root.shift_remove("hooks");
+            }
+            // Install adds `version` to a hook file that lacked it.
+            if removed_any
+                && shape != Shape::Nested
+                && origin.is_some()
+                && !had(&["version"])
+                && root.get("hooks").is_none_or(|h| {
+                    h.as_object().is_some_and(|m| {
+                        m.values().all(|l| l.as_array().is_some_and(Vec::is_empty))
+                    })
+                })
+            {
+                root.shift_remove("version");
             }
         }
     }
@@ -326,7 +366,7 @@ mod tests {
             render(&doc, &Layout::of(original)),
             render(&once, &Layout::of(original))
         );
-        uninstall(&mut doc, edit).unwrap();
+        uninstall(&mut doc, edit, None).unwrap();
         assert_eq!(render(&doc, &Layout::of(original)), original);
     }
 

@@ -97,15 +97,18 @@ fn names(list: &[String]) -> Array {
     a
 }
 
-/// Removes `[mcp_servers.berth]`, and `mcp_servers` when that empties it.
-pub fn uninstall(doc: &mut DocumentMut) -> Result<(), String> {
+/// Removes `[mcp_servers.berth]` (its `env_vars` with it), and
+/// `mcp_servers` when that empties it and `origin`, the file before berth's
+/// install, did not have it.
+pub fn uninstall(doc: &mut DocumentMut, origin: Option<&DocumentMut>) -> Result<(), String> {
     let Some(servers) = doc.get_mut("mcp_servers") else {
         return Ok(());
     };
     let servers = servers
         .as_table_like_mut()
         .ok_or("\"mcp_servers\" is not a table")?;
-    if servers.remove(SERVER_NAME).is_some() && servers.is_empty() {
+    let had = origin.is_some_and(|o| o.contains_key("mcp_servers"));
+    if servers.remove(SERVER_NAME).is_some() && servers.is_empty() && !had {
         doc.remove("mcp_servers");
     }
     Ok(())
@@ -194,7 +197,7 @@ mod tests {
         );
         install(&mut doc, &server()).unwrap();
         assert_eq!(doc.to_string(), text);
-        uninstall(&mut doc).unwrap();
+        uninstall(&mut doc, None).unwrap();
         assert_eq!(doc.to_string(), original);
     }
 
@@ -206,7 +209,7 @@ mod tests {
             doc.to_string(),
             "[mcp_servers.berth]\ncommand = \"/b/berth-mcp\"\nargs = []\nenv_vars = [\"BERTH_SOCKET\", \"XDG_RUNTIME_DIR\"]\n"
         );
-        uninstall(&mut doc).unwrap();
+        uninstall(&mut doc, None).unwrap();
         assert!(canonical(&doc).is_empty());
     }
 

@@ -317,3 +317,78 @@ fn an_unknown_berth_workspace_is_refused_before_anything_is_written() {
     let out = env.run(cmd).success().json();
     assert_eq!(out["created"], true, "{out}");
 }
+
+/// `berth workspace use` without a name, on a pseudo-terminal in `dir`:
+/// the picker, driven as a user would.
+fn picker(env: &TestEnv, dir: &Path) -> rexpect::session::PtySession {
+    // The daemon runs first, so it holds no end of the terminal.
+    env.json(["workspace", "list"]);
+    let mut cmd = env.berth_in(dir, ["workspace", "use"]);
+    cmd.env("TERM", "xterm");
+    // The harness gives commands no terminal; this one gets the pty's.
+    cmd.stdin(std::process::Stdio::inherit())
+        .stdout(std::process::Stdio::inherit())
+        .stderr(std::process::Stdio::inherit());
+    let mut s = rexpect::session::spawn_command(cmd, Some(30_000)).expect("spawn on a pty");
+    s.exp_string("Which workspace should").expect("the picker");
+    s
+}
+
+fn exit_code(s: &rexpect::session::PtySession) -> i32 {
+    match s.process().wait().expect("wait") {
+        rexpect::process::WaitStatus::Exited(_, code) => code,
+        other => panic!("berth ended by {other:?}"),
+    }
+}
+
+#[test]
+fn esc_and_q_cancel_the_picker_and_write_nothing() {
+    for key in ["\x1b", "q"] {
+        let env = TestEnv::new();
+        let repo = env.git_root(env.dir("proj/repo"));
+        let mut s = picker(&env, &repo);
+        s.send(key).unwrap();
+        s.flush().unwrap();
+        let rest = s.exp_eof().expect("berth ends");
+        assert!(
+            rest.contains("cancelled; nothing was changed"),
+            "{key:?}: {rest}"
+        );
+        assert_eq!(exit_code(&s), 1, "{key:?}");
+        assert!(
+            !project_file_of(&repo).exists(),
+            "{key:?}: a project file was written"
+        );
+        assert_eq!(
+            env.json(["root", "list"])["roots"],
+            json!([]),
+            "{key:?}: a root was added"
+        );
+    }
+}
+
+#[test]
+fn a_bad_new_name_is_asked_again_with_the_reason() {
+    let env = TestEnv::new();
+    let repo = env.git_root(env.dir("proj/repo"));
+    let mut s = picker(&env, &repo);
+    // The last item: a new workspace.
+    s.send("\x1b[B").unwrap();
+    s.send("\r").unwrap();
+    s.flush().unwrap();
+    s.exp_string("New workspace name")
+        .expect("asked for a name");
+    s.send("Bad Name\r").unwrap();
+    s.flush().unwrap();
+    s.exp_string("invalid workspace name").expect("the reason");
+    s.exp_string("New workspace name").expect("asked again");
+    s.send("good\r").unwrap();
+    s.flush().unwrap();
+    let rest = s.exp_eof().expect("berth ends");
+    assert!(rest.contains("using workspace good"), "{rest}");
+    assert_eq!(exit_code(&s), 0);
+    assert_eq!(
+        read_json(&project_file_of(&repo)),
+        json!({"workspace": "good"})
+    );
+}

@@ -16,13 +16,17 @@ pub async fn cmd_setting_get(ctx: &mut Ctx, args: KeyArg) -> Result<(), CliError
         .unary(req, |mut c, r| async move { c.get_setting(r).await })
         .await?;
     if ctx.json {
-        return output::json(&super::setting_json(&reply.key, reply.value.as_deref()));
+        return output::json(&super::described_json(&reply.key, reply.value.as_deref()));
     }
-    match reply.value {
-        Some(v) => output::text(&format!("{}\n", berth_proto::text::escaped(&v))),
-        None => {
-            output::note(&format!("{} is not set", reply.key));
-            Ok(())
-        }
+    // stdout stays the bare value, for scripts; the rest is a note.
+    match &reply.value {
+        Some(v) => output::text(&format!("{}\n", berth_proto::text::escaped(v)))?,
+        None => output::note(&format!(
+            "{} is not set: {}",
+            reply.key,
+            berth_proto::settings::find(&reply.key).map_or("", |s| s.when_unset)
+        )),
     }
+    output::note(&super::described_text(&reply.key));
+    Ok(())
 }

@@ -1,10 +1,44 @@
 //! `berth setting ...`
 
 pub mod get;
+pub mod list;
 pub mod set;
 pub mod unset;
 
-/// A setting in the JSON shape of SPEC §10.
+use berth_proto::settings;
+
+/// A setting in the JSON shape of `setting set` and `unset`.
 pub fn setting_json(key: &str, value: Option<&str>) -> serde_json::Value {
     serde_json::json!({"key": key, "value": value})
+}
+
+/// A setting with what it means when unset, its default and what it
+/// accepts: `setting get` and each entry of `setting list`. Adds to
+/// [`setting_json`]'s fields, renaming none.
+pub fn described_json(key: &str, value: Option<&str>) -> serde_json::Value {
+    let mut doc = setting_json(key, value);
+    if let Some(s) = settings::find(key) {
+        let extra = serde_json::json!({
+            "default": s.default,
+            "when_unset": s.when_unset,
+            "allowed": s.allowed,
+            "range": s.min.map(|min| serde_json::json!({"min": min, "max": s.max})),
+        });
+        if let (Some(d), serde_json::Value::Object(e)) = (doc.as_object_mut(), extra) {
+            d.extend(e);
+        }
+    }
+    doc
+}
+
+/// The line under a setting that says its default and what it accepts.
+pub fn described_text(key: &str) -> String {
+    match settings::find(key) {
+        Some(s) => format!(
+            "default: {}; allowed: {}",
+            s.default.unwrap_or("none (unset)"),
+            s.allowed
+        ),
+        None => String::new(),
+    }
 }

@@ -9,7 +9,7 @@ use crate::output::{self, CliError};
 /// Arguments of `berth setting set`.
 #[derive(Args, Debug)]
 pub struct SetArgs {
-    /// The setting: workspace.unassigned, scratch.keep_hours, hooks.stop_command, hooks.stop_timeout_secs.
+    /// The setting (`berth setting list` shows every one and what it accepts).
     pub key: String,
     /// Its new value. It may start with `-` (a command such as `-x`, or `-1`,
     /// which the daemon judges): only berth's own flags are read as flags.

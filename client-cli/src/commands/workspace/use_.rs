@@ -3,6 +3,7 @@
 
 use std::io::IsTerminal;
 
+use berth_proto::codes::Code;
 use berth_proto::pb;
 use berth_proto::text::escaped;
 use clap::Args;
@@ -22,19 +23,36 @@ pub struct UseArgs {
 
 /// Runs `berth workspace use`.
 pub async fn cmd_workspace_use(ctx: &mut Ctx, args: UseArgs) -> Result<(), CliError> {
-    let name = match args.name {
-        Some(n) => n,
+    let (mut name, typed) = match args.name {
+        Some(n) => (n, false),
         None => pick(ctx).await?,
     };
-    let req = pb::UseWorkspaceRequest {
-        caller: Some(ctx.caller()?),
-        name: name.clone(),
-        allow_overlap: args.allow_overlap,
-        mode: pb::Mode::Cli as i32,
+    let caller = ctx.caller()?;
+    let reply = loop {
+        let req = pb::UseWorkspaceRequest {
+            caller: Some(caller.clone()),
+            name: name.clone(),
+            allow_overlap: args.allow_overlap,
+            mode: pb::Mode::Cli as i32,
+        };
+        let conn = ctx.conn().await?;
+        match conn
+            .call(|mut c| {
+                let r = req.clone();
+                async move { c.use_workspace(r).await }
+            })
+            .await
+        {
+            Ok(reply) => break reply,
+            // A name typed into the picker that the daemon's name rule
+            // refuses: say why and ask again, rather than end the command.
+            Err(e) if typed && e.code() == Some(Code::Invalid) => {
+                eprintln!("{}", escaped(&e.to_string()));
+                name = ask_new_name()?;
+            }
+            Err(e) => return Err(e.into()),
+        }
     };
-    let reply = ctx
-        .unary(req, |mut c, r| async move { c.use_workspace(r).await })
-        .await?;
     if ctx.json {
         return output::json(&serde_json::json!({
             "workspace": name,
@@ -62,7 +80,9 @@ pub async fn cmd_workspace_use(ctx: &mut Ctx, args: UseArgs) -> Result<(), CliEr
 }
 
 /// Asks which workspace to use, listing the workspaces and any proposal.
-async fn pick(ctx: &mut Ctx) -> Result<String, CliError> {
+/// Returns the name and whether it was typed as a new one. Esc or `q`
+/// cancels: exit 1, nothing written.
+async fn pick(ctx: &mut Ctx) -> Result<(String, bool), CliError> {
     if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
         return Err(CliError::usage(
             "berth workspace use needs a workspace name when it is not run on a terminal",
@@ -117,13 +137,24 @@ async fn pick(ctx: &mut Ctx) -> Result<String, CliError> {
         ))
         .items(&items)
         .default(default)
-        .interact()
-        .map_err(|e| CliError::failed(format!("reading your choice: {e}")))?;
+        .interact_opt()
+        .map_err(|e| CliError::failed(format!("reading your choice: {e}")))?
+        .ok_or_else(cancelled)?;
     if choice + 1 < items.len() {
-        return Ok(items[choice].clone());
+        return Ok((items[choice].clone(), false));
     }
+    Ok((ask_new_name()?, true))
+}
+
+/// Asks for a new workspace's name; the daemon judges it.
+fn ask_new_name() -> Result<String, CliError> {
     dialoguer::Input::<String>::new()
-        .with_prompt("New workspace name")
+        .with_prompt("New workspace name (Ctrl-C cancels)")
         .interact_text()
         .map_err(|e| CliError::failed(format!("reading the name: {e}")))
+}
+
+fn cancelled() -> CliError {
+    CliError::failed("cancelled; nothing was changed")
+        .hint("berth workspace use <name> [--allow-overlap]")
 }
