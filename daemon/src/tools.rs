@@ -12,9 +12,7 @@ use serde_json::{Value, json};
 use crate::device::Device;
 use crate::error::BerthError;
 use crate::files::{Folder, ToolOutput, move_path};
-use crate::qualify::{
-    Own, Place, QualifyCtx, Target, own_folder, qualify, unknown_first_segment,
-};
+use crate::qualify::{Own, Place, QualifyCtx, Target, own_folder, qualify, unknown_first_segment};
 use crate::registry::Home;
 use crate::resolve::{Answer, Mode};
 use crate::sessions::Session;
