@@ -826,3 +826,22 @@ fn uninstall_after_the_user_changed_the_file_keeps_the_change_and_the_backup() {
     let text = env2.run_berth(["uninstall", "cursor"]).success().stdout();
     assert!(text.contains("the original stays in"), "{text}");
 }
+
+#[test]
+fn a_file_with_a_backup_is_never_deleted_even_when_the_backup_is_unreadable() {
+    let env = TestEnv::new();
+    let mcp = path(&env, "home/.cursor/mcp.json");
+    write(&mcp, "{}\n");
+    install(&env, "cursor");
+    std::fs::write(backup_of(&mcp), b"\xff\xfe not text").unwrap();
+    let _ = env.run_berth(["uninstall", "cursor"]).success();
+    let left = read(&mcp).expect("the file existed before install, so it stays");
+    assert_eq!(
+        serde_json::from_str::<Value>(&left).unwrap(),
+        serde_json::json!({})
+    );
+    assert!(
+        backup_of(&mcp).exists(),
+        "an unreadable backup is left alone"
+    );
+}

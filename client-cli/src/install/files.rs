@@ -182,6 +182,9 @@ pub fn plan(spec: &FileSpec, action: Action, keep: bool) -> Result<Planned, Stri
     }
     let backup_file = backup_path(&path);
     let backup = read(&backup_file).ok().flatten();
+    // A backup, even one that cannot be read, says the file existed before
+    // berth's install: such a file is never deleted.
+    let existed = std::fs::symlink_metadata(&backup_file).is_ok();
     let (new, holds_berth, origin_matches) = match &spec.edit {
         Edit::Json(edit) => {
             let before = json::parse(text).map_err(refuse)?;
@@ -203,7 +206,7 @@ pub fn plan(spec: &FileSpec, action: Action, keep: bool) -> Result<Planned, Stri
             } else if origin_matches {
                 // Nothing else changed since berth's install: the original, byte for byte.
                 backup.clone()
-            } else if origin.is_none() && after == json_skeleton(edit) {
+            } else if !existed && after == json_skeleton(edit) {
                 // Only what berth's install created is left, and no backup
                 // says the file existed before: the file was berth's.
                 None
@@ -231,7 +234,7 @@ pub fn plan(spec: &FileSpec, action: Action, keep: bool) -> Result<Planned, Stri
             let new = if canon == toml::canonical(&before) {
                 old.clone()
             } else if action == Action::Uninstall
-                && origin.is_none()
+                && !existed
                 && canon.is_empty()
                 && after.to_string().trim().is_empty()
             {
