@@ -196,6 +196,7 @@ impl pb::berth_server::Berth for Service {
             client_version: r.client_version,
             client_session_id: r.client_session_id,
             resume,
+            first_result_sent: r.first_result_sent,
             pid: (r.pid != 0).then_some(r.pid),
         };
         let session = self
@@ -250,8 +251,8 @@ impl pb::berth_server::Berth for Service {
             })
             .await?;
         Ok(Response::new(pb::CallToolReply {
-            text: reply.output.text,
-            structured_json: reply.output.structured.to_string(),
+            text: reply.text,
+            structured_json: reply.structured_json,
             is_error: reply.is_error,
             pin: Some(self.res(reply.pin)),
         }))

@@ -12,6 +12,8 @@
 //!   every dial, before anything is sent.
 //! - [`codes`]: stable machine codes carried across the RPC boundary.
 //! - [`text`]: wording shared by the daemon's and the clients' messages.
+//! - [`tool_results`]: the structured content of each MCP tool's result,
+//!   from which the daemon builds results and the MCP shim its schemas.
 //! - [`logfile`]: log files only their user may read.
 //! - `entry` (Unix): the lean process start of the hot-path clients.
 //!
@@ -34,6 +36,7 @@ pub mod paths;
 pub mod record;
 pub mod spawn;
 pub mod text;
+pub mod tool_results;
 pub mod transport;
 pub mod verify;
 
