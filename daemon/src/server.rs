@@ -168,6 +168,7 @@ fn workspace_info(v: WorkspaceView) -> pb::WorkspaceInfo {
         roots: v.roots.iter().map(|r| r.display().to_string()).collect(),
         error: v.error.unwrap_or_default(),
         notes: v.notes,
+        warnings: Vec::new(),
     }
 }
 
@@ -415,10 +416,16 @@ impl pb::berth_server::Berth for Service {
         req: Request<pb::CreateWorkspaceRequest>,
     ) -> Result<Response<pb::WorkspaceInfo>, Status> {
         let r = req.into_inner();
-        let view = self
-            .blocking(move |d| d.create_workspace(&r.name, opt(&r.home)))
+        let (view, warnings) = self
+            .blocking(move |d| {
+                let view = d.create_workspace(&r.name, opt(&r.home))?;
+                Ok((view, d.shadowed_folders(&r.name)))
+            })
             .await?;
-        Ok(Response::new(workspace_info(view)))
+        Ok(Response::new(pb::WorkspaceInfo {
+            warnings,
+            ..workspace_info(view)
+        }))
     }
 
     #[instrument(skip_all, name = "delete_workspace")]

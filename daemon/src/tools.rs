@@ -517,6 +517,30 @@ impl Device {
         }
     }
 
+    /// Warnings for a workspace just created as `name`: each home (of another
+    /// workspace) holding a top-level entry of that name. A workspace name
+    /// wins over a folder of the same name (ADR 0019), so from now on
+    /// `name/...` reaches the new workspace in every session, no longer that
+    /// folder. Only a look at names: nothing is opened or read.
+    pub fn shadowed_folders(&self, name: &str) -> Vec<String> {
+        let reg = self.registry();
+        let guard = self.guard_ctx();
+        reg.workspaces
+            .values()
+            .filter(|e| e.name != name)
+            .filter_map(|e| {
+                let home = crate::homes::home_of(e, &self.data_dir, &guard).ok()?;
+                let shadowed = home.join(name);
+                std::fs::symlink_metadata(&shadowed).ok()?;
+                Some(format!(
+                    "workspace {ws}'s home has a top-level {name:?} ({path}): in sessions of {ws}, \"{name}/...\" now means the new workspace {name}; reach that folder as \"./{name}/...\" or \"{ws}/{name}/...\"",
+                    ws = e.name,
+                    path = shadowed.display(),
+                ))
+            })
+            .collect()
+    }
+
     /// The absolute folder of a place, and whether berth may create it.
     pub(crate) fn place_root(
         &self,
