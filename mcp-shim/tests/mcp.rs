@@ -293,6 +293,44 @@ async fn tools_are_listed_with_their_schemas() {
             );
         }
     }
+    // Each path argument says what it takes for its own tool: only `ls`
+    // lists the workspaces with `/`; the tools that create name the rule
+    // for new top-level folders.
+    let path_doc = |t: &str, arg: &str| -> String {
+        let tool = tools.iter().find(|x| x.name == t).unwrap();
+        tool.input_schema["properties"][arg]["description"]
+            .as_str()
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    for t in ["read", "write", "edit", "delete", "search"] {
+        let doc = path_doc(t, "path");
+        assert!(
+            !doc.contains("`ls`") && !doc.contains("lists the workspaces"),
+            "{t}: {doc}"
+        );
+    }
+    let ls = path_doc("ls", "path");
+    assert!(ls.contains("`/` lists the workspaces"), "{ls}");
+    assert!(path_doc("write", "path").contains("./<folder>/..."));
+    assert!(path_doc("move", "to").contains("./<folder>/..."));
+    for t in ["ls", "write", "move"] {
+        let tool = tools.iter().find(|x| x.name == t).unwrap();
+        let desc = tool.description.as_deref().unwrap_or("");
+        assert!(
+            desc.contains("refused"),
+            "{t}: the refusal is not stated: {desc}"
+        );
+    }
+    for tool in &tools {
+        assert!(
+            tool.output_schema.is_some(),
+            "{} has no outputSchema",
+            tool.name
+        );
+    }
     let use_ws = tools.iter().find(|t| t.name == "use_workspace").unwrap();
     assert_eq!(
         use_ws.input_schema["properties"]["allow_overlap"]["type"],
