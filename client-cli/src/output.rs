@@ -76,6 +76,11 @@ pub fn note(s: &str) {
     let _ = writeln!(std::io::stderr().lock(), "note: {}", escaped(s));
 }
 
+/// Prints a warning on stderr, escaped (a warning quotes paths as they came).
+pub fn warning(s: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "warning: {}", escaped(s));
+}
+
 fn write_ok(r: std::io::Result<()>) -> Result<(), CliError> {
     match r {
         Ok(()) => Ok(()),

@@ -27,6 +27,10 @@ impl BerthError {
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::new(Code::Invalid, message)
     }
+    /// A tool's argument is missing or of the wrong type.
+    pub fn bad_argument(message: impl Into<String>) -> Self {
+        Self::new(Code::BadArgument, message)
+    }
     /// Something failed inside the daemon.
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(Code::Internal, message)

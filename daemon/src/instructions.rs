@@ -13,7 +13,7 @@ A workspace name wins over a folder of the same name: \"<name>/...\" is that wor
 An unqualified path whose first segment is neither a workspace nor already in the session's folder is refused by write, move and ls (\"no workspace X\"): it is most likely a mistyped workspace name. To create a new top-level folder on purpose, write \"./X/...\". \
 When the session's workspace is only a default and several workspaces exist, unqualified paths are refused: qualify them.\n\
 Every tool takes an optional workspace argument that overrides the session's workspace for that call.\n\
-If a result starts with a berth notice, ask the user once which workspace this project should use and call use_workspace; do not ask again.\n\
+If a result carries a notice (the structured field \"notice\", also the first text), ask the user once which workspace this project should use and call use_workspace; do not ask again. Read a result's \"notes\" too.\n\
 If a chat project's instructions contain a line \"Use berth workspace <name>\", pass workspace \"<name>\" on every berth call in that conversation.",
         workspaces.join(", ")
     )

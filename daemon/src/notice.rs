@@ -35,11 +35,15 @@ Workspaces on this device: {}. Ask the user once which workspace this project sh
 /// a deleted workspace): SPEC §3 has them reach the user through the session too, so the
 /// session's first result and the session-start hook carry them after the notice or status line.
 pub fn notes(answer: &Answer) -> Option<String> {
-    if answer.notes.is_empty() {
+    note_lines(&answer.notes)
+}
+
+/// Notes, one `berth note:` line each; `None` without notes.
+pub fn note_lines(notes: &[String]) -> Option<String> {
+    if notes.is_empty() {
         return None;
     }
-    let lines: Vec<String> = answer
-        .notes
+    let lines: Vec<String> = notes
         .iter()
         .map(|n| format!("berth note: {}", escaped(n)))
         .collect();

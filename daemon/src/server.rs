@@ -168,6 +168,7 @@ fn workspace_info(v: WorkspaceView) -> pb::WorkspaceInfo {
         roots: v.roots.iter().map(|r| r.display().to_string()).collect(),
         error: v.error.unwrap_or_default(),
         notes: v.notes,
+        warnings: Vec::new(),
     }
 }
 
@@ -196,6 +197,7 @@ impl pb::berth_server::Berth for Service {
             client_version: r.client_version,
             client_session_id: r.client_session_id,
             resume,
+            first_result_sent: r.first_result_sent,
             pid: (r.pid != 0).then_some(r.pid),
         };
         let session = self
@@ -250,8 +252,8 @@ impl pb::berth_server::Berth for Service {
             })
             .await?;
         Ok(Response::new(pb::CallToolReply {
-            text: reply.output.text,
-            structured_json: reply.output.structured.to_string(),
+            text: reply.text,
+            structured_json: reply.structured_json,
             is_error: reply.is_error,
             pin: Some(self.res(reply.pin)),
         }))
@@ -414,10 +416,16 @@ impl pb::berth_server::Berth for Service {
         req: Request<pb::CreateWorkspaceRequest>,
     ) -> Result<Response<pb::WorkspaceInfo>, Status> {
         let r = req.into_inner();
-        let view = self
-            .blocking(move |d| d.create_workspace(&r.name, opt(&r.home)))
+        let (view, warnings) = self
+            .blocking(move |d| {
+                let view = d.create_workspace(&r.name, opt(&r.home))?;
+                Ok((view, d.shadowed_folders(&r.name)))
+            })
             .await?;
-        Ok(Response::new(workspace_info(view)))
+        Ok(Response::new(pb::WorkspaceInfo {
+            warnings,
+            ..workspace_info(view)
+        }))
     }
 
     #[instrument(skip_all, name = "delete_workspace")]

@@ -36,6 +36,15 @@ pub struct Session {
 }
 
 /// The live sessions.
+/// What a session's first result carries besides the tool's own answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct FirstResult {
+    /// The ask-once notice, when the user must be asked.
+    pub notice: Option<String>,
+    /// The resolution's notes.
+    pub notes: Vec<String>,
+}
+
 #[derive(Debug, Default)]
 pub struct Sessions {
     live: Mutex<HashMap<String, Session>>,
@@ -52,6 +61,9 @@ pub struct Registration {
     pub client_session_id: String,
     /// Re-registering after a daemon restart: the old id and pin.
     pub resume: Option<(String, Answer)>,
+    /// Re-registering: whether a result of the session already reached its
+    /// client (then the notice was shown, or was not owed).
+    pub first_result_sent: bool,
     /// The shim's process id, when it sent one.
     pub pid: Option<u32>,
 }
@@ -96,7 +108,7 @@ impl Device {
         let (id, pin, answered, pin_error) = match reg.resume {
             Some((id, pin)) if valid_id(&id) => {
                 let pin_error = self.env_pin_error(&caller);
-                (id, pin, true, pin_error)
+                (id, pin, reg.first_result_sent, pin_error)
             }
             Some((id, _)) => {
                 return Err(BerthError::invalid(format!(
@@ -199,24 +211,26 @@ impl Device {
         Ok(())
     }
 
-    /// What to put before this session's first result: the notice, unless the
+    /// What this session's first result carries: the notice, unless the
     /// question was already asked (by its session-start hook, linked through
-    /// the client's session id), and the resolution's notes.
-    pub(crate) fn take_notice(&self, id: &str) -> Result<Option<String>, BerthError> {
+    /// the client's session id), and the resolution's notes. Taking it marks
+    /// the session as asked, so the caller must put both in the result it
+    /// returns, in the structured content as well as the text.
+    pub(crate) fn take_notice(&self, id: &str) -> Result<FirstResult, BerthError> {
         let session = {
             let mut live = self.sessions.live.lock().expect("sessions");
             let Some(s) = live.get_mut(id) else {
-                return Ok(None);
+                return Ok(FirstResult::default());
             };
             if s.answered {
-                return Ok(None);
+                return Ok(FirstResult::default());
             }
             s.answered = true;
             s.clone()
         };
         if session.pin_error.is_some() {
             // The error itself is what the session must hear first.
-            return Ok(None);
+            return Ok(FirstResult::default());
         }
         let reg = self.registry();
         let notice = match crate::notice::notice(&session.pin, &reg.names()) {
@@ -228,10 +242,10 @@ impl Device {
             }
             notice => notice,
         };
-        Ok(crate::notice::joined(
+        Ok(FirstResult {
             notice,
-            crate::notice::notes(&session.pin),
-        ))
+            notes: session.pin.notes.clone(),
+        })
     }
 
     /// The ids of the sessions connected now.

@@ -2,11 +2,15 @@
 //! name and arguments; everything a tool decides is decided here, for the
 //! session the call belongs to.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use berth_proto::text::{escaped, escaped_lines};
+use berth_proto::text::escaped;
+use berth_proto::tool_results::{
+    DeviceContext, Done, Failure, FileText, Found, Listing, Ls, Moved, Reply, UsedWorkspace,
+    WorkspaceList, WorkspaceView, Written, json_text,
+};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::device::Device;
@@ -35,8 +39,13 @@ pub const TOOLS: &[&str] = &[
 /// A tool's reply, with the session's pin afterwards.
 #[derive(Debug)]
 pub struct ToolReply {
-    /// What the tool produced.
-    pub output: ToolOutput,
+    /// Text for the model: the notice, the notes and an error's message, as
+    /// short prose; empty when there is none. The result's data is in
+    /// `structured` only.
+    pub text: String,
+    /// The structured content, as JSON text: a `tool_results::Reply` of the
+    /// tool's own type, or of `Failure`.
+    pub structured_json: String,
     /// Whether it failed.
     pub is_error: bool,
     /// The session's pin after the call.
@@ -87,8 +96,140 @@ struct SearchArgs {
     path: Option<String>,
 }
 
+/// The JSON type an argument takes.
+#[derive(Clone, Copy)]
+enum Kind {
+    Text,
+    Flag,
+}
+
+/// One argument: its name, whether it is required, and its type.
+type Argument = (&'static str, bool, Kind);
+
+/// Each tool's arguments besides the optional `workspace` (name, required,
+/// type), and a correct call, which an argument error shows. They match the
+/// schemas `berth-mcp` lists; a test checks each call against them.
+const ARGUMENTS: &[(&str, &[Argument], &str)] = &[
+    ("device_context", &[], "{}"),
+    (
+        "use_workspace",
+        &[
+            ("name", true, Kind::Text),
+            ("allow_overlap", false, Kind::Flag),
+        ],
+        r#"{"name": "notes"}"#,
+    ),
+    ("list_workspaces", &[], "{}"),
+    ("ls", &[("path", true, Kind::Text)], r#"{"path": "./"}"#),
+    (
+        "read",
+        &[("path", true, Kind::Text)],
+        r#"{"path": "./todo.md"}"#,
+    ),
+    (
+        "write",
+        &[("path", true, Kind::Text), ("content", true, Kind::Text)],
+        r#"{"path": "./todo.md", "content": "- buy milk"}"#,
+    ),
+    (
+        "edit",
+        &[
+            ("path", true, Kind::Text),
+            ("old", true, Kind::Text),
+            ("new", true, Kind::Text),
+        ],
+        r#"{"path": "./todo.md", "old": "milk", "new": "bread"}"#,
+    ),
+    (
+        "move",
+        &[("from", true, Kind::Text), ("to", true, Kind::Text)],
+        r#"{"from": "./todo.md", "to": "./done.md"}"#,
+    ),
+    (
+        "delete",
+        &[("path", true, Kind::Text)],
+        r#"{"path": "./done.md"}"#,
+    ),
+    (
+        "search",
+        &[("query", true, Kind::Text), ("path", false, Kind::Text)],
+        r#"{"query": "milk", "path": "./"}"#,
+    ),
+];
+
+/// Refuses a missing or mistyped argument with a message that names it and
+/// shows a correct call (code `bad-argument`), so a model can fix its call at
+/// once rather than read a deserializer's words.
+fn check_arguments(tool: &str, args: &Value) -> Result<(), BerthError> {
+    let Some((_, spec, example)) = ARGUMENTS.iter().find(|(t, _, _)| *t == tool) else {
+        return Err(BerthError::invalid(format!(
+            "no tool {tool:?}; tools: {}",
+            TOOLS.join(", ")
+        )));
+    };
+    let bad = |problem: String| {
+        BerthError::bad_argument(format!(
+            "{tool}: {problem}. A correct call: {tool} {example}"
+        ))
+    };
+    let Some(object) = args.as_object() else {
+        return Err(bad(format!(
+            "the arguments must be a JSON object, not {args}"
+        )));
+    };
+    let workspace = ("workspace", false, Kind::Text);
+    for &(name, required, kind) in spec.iter().chain([&workspace]) {
+        let (want, fits): (&str, fn(&Value) -> bool) = match kind {
+            Kind::Text => ("a string", Value::is_string),
+            Kind::Flag => ("true or false", Value::is_boolean),
+        };
+        match object.get(name) {
+            None | Some(Value::Null) if required => {
+                return Err(bad(format!("missing argument `{name}` ({want})")));
+            }
+            Some(v) if !v.is_null() && !fits(v) => {
+                return Err(bad(format!("argument `{name}` must be {want}, not {v}")));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn parse<T: for<'de> Deserialize<'de>>(tool: &str, args: &Value) -> Result<T, BerthError> {
-    T::deserialize(args).map_err(|e| BerthError::invalid(format!("{tool}: bad arguments: {e}")))
+    T::deserialize(args)
+        .map_err(|e| BerthError::bad_argument(format!("{tool}: bad arguments: {e}")))
+}
+
+/// A tool's own result, before the notice and the session's notes join it.
+struct Out {
+    /// The fields of one `tool_results` type, as JSON.
+    fields: Value,
+    /// Notes the tool itself reports.
+    notes: Vec<String>,
+}
+
+impl Out {
+    fn of<T: Serialize>(result: &T) -> Result<Out, BerthError> {
+        Ok(Out {
+            fields: to_value(result)?,
+            notes: Vec::new(),
+        })
+    }
+}
+
+fn to_value<T: Serialize>(v: &T) -> Result<Value, BerthError> {
+    serde_json::to_value(v).map_err(|e| BerthError::internal(format!("encoding a result: {e}")))
+}
+
+/// A file tool's structured output read back as its `tool_results` type, so
+/// every result has the shape its tool's schema declares.
+fn typed<T: for<'de> Deserialize<'de>>(out: ToolOutput) -> Result<T, BerthError> {
+    serde_json::from_value(out.structured).map_err(|e| {
+        BerthError::internal(format!(
+            "a tool's result does not have its declared shape: {e}"
+        ))
+    })
 }
 
 impl Device {
@@ -109,80 +250,85 @@ impl Device {
                 .map_err(|e| BerthError::invalid(format!("{tool}: arguments are not JSON: {e}")))?
         };
         let result = self.run_tool(&session, tool, &args);
-        let notice = self.take_notice(id)?;
-        let (mut output, is_error) = match result {
-            // File tools' texts quote names as they are on disk: escaped, lines
-            // kept. Only `read` returns a file's content, which stays exact.
-            Ok(mut out) => {
-                if tool != "read" {
-                    out.text = escaped_lines(&out.text).into_owned();
-                }
-                (out, false)
+        let first = self.take_notice(id)?;
+        let mut text = crate::notice::joined(
+            first.notice.clone(),
+            crate::notice::note_lines(&first.notes),
+        )
+        .map(|t| t + "\n")
+        .unwrap_or_default();
+        let (fields, mut notes, is_error) = match result {
+            Ok(out) => (out.fields, out.notes, false),
+            Err(e) => {
+                // One line quoting paths as they came: escaped whole for the text.
+                text.push_str(&format!("{}\n", escaped(&e.message)));
+                let failure = Failure {
+                    error: e.message,
+                    code: e.code.as_str().to_string(),
+                };
+                (to_value(&failure)?, Vec::new(), true)
             }
-            Err(e) => (
-                ToolOutput {
-                    // One line quoting paths as they came: escaped whole for the text.
-                    text: format!("{}\n", escaped(&e.message)),
-                    structured: json!({"error": e.message, "code": e.code.as_str()}),
-                },
-                true,
-            ),
         };
-        if let Some(n) = notice {
-            output.text = format!("{n}\n\n{}", output.text);
+        for n in first.notes {
+            if !notes.contains(&n) {
+                notes.push(n);
+            }
         }
+        let reply = Reply {
+            result: fields,
+            notice: first.notice,
+            notes,
+        };
         let pin = self.session(id).map(|s| s.pin).unwrap_or(session.pin);
         Ok(ToolReply {
-            output,
+            text,
+            structured_json: json_text(&reply),
             is_error,
             pin,
         })
     }
 
-    fn run_tool(&self, s: &Session, tool: &str, args: &Value) -> Result<ToolOutput, BerthError> {
-        if !args.is_object() {
-            return Err(BerthError::invalid(format!(
-                "{tool}: arguments must be a JSON object"
-            )));
-        }
+    fn run_tool(&self, s: &Session, tool: &str, args: &Value) -> Result<Out, BerthError> {
+        check_arguments(tool, args)?;
         let common: Common = parse(tool, args)?;
         // Tools that do not depend on the session's workspace answer even when its pin fails.
         let answer = || self.call_answer(s, common.workspace.as_deref());
         match tool {
             "device_context" => self.device_context(s, &answer()?),
-            "list_workspaces" => self.list_workspaces_tool(),
+            "list_workspaces" => Out::of(&self.workspace_list()?),
             "use_workspace" => self.use_workspace_tool(s, parse(tool, args)?),
             "ls" => {
                 let a: PathArg = parse(tool, args)?;
-                match self.target(s, &answer()?, &a.path)? {
-                    Target::Workspaces => self.list_workspaces_tool(),
+                let ls = match self.target(s, &answer()?, &a.path)? {
+                    Target::Workspaces => Ls::Workspaces(self.workspace_list()?),
                     Target::In { place, rel } => {
                         let f = self.folder(s, &place)?;
                         self.refuse_unknown_first(&a.path, &f, false)?;
-                        f.ls(&rel)
+                        Ls::Entries(typed::<Listing>(f.ls(&rel)?)?)
                     }
-                }
+                };
+                Out::of(&ls)
             }
             "read" => {
                 let a: PathArg = parse(tool, args)?;
                 let (f, rel) = self.file_target(s, &answer()?, &a.path)?;
-                f.read(&rel)
+                Out::of(&typed::<FileText>(f.read(&rel)?)?)
             }
             "write" => {
                 let a: WriteArgs = parse(tool, args)?;
                 let (f, rel) = self.file_target(s, &answer()?, &a.path)?;
                 self.refuse_unknown_first(&a.path, &f, true)?;
-                f.write(&rel, &a.content)
+                Out::of(&typed::<Written>(f.write(&rel, &a.content)?)?)
             }
             "edit" => {
                 let a: EditArgs = parse(tool, args)?;
                 let (f, rel) = self.file_target(s, &answer()?, &a.path)?;
-                f.edit(&rel, &a.old, &a.new)
+                Out::of(&typed::<Done>(f.edit(&rel, &a.old, &a.new)?)?)
             }
             "delete" => {
                 let a: PathArg = parse(tool, args)?;
                 let (f, rel) = self.file_target(s, &answer()?, &a.path)?;
-                f.delete(&rel)
+                Out::of(&typed::<Done>(f.delete(&rel)?)?)
             }
             "move" => {
                 let a: MoveArgs = parse(tool, args)?;
@@ -190,13 +336,13 @@ impl Device {
                 let (ff, fr) = self.file_target(s, &answer, &a.from)?;
                 let (tf, tr) = self.file_target(s, &answer, &a.to)?;
                 self.refuse_unknown_first(&a.to, &tf, true)?;
-                move_path(&ff, &fr, &tf, &tr)
+                Out::of(&typed::<Moved>(move_path(&ff, &fr, &tf, &tr)?)?)
             }
             "search" => {
                 let a: SearchArgs = parse(tool, args)?;
                 let path = a.path.unwrap_or_else(|| "./".into());
                 let (f, rel) = self.file_target(s, &answer()?, &path)?;
-                f.search(&rel, &a.query)
+                Out::of(&typed::<Found>(f.search(&rel, &a.query)?)?)
             }
             other => Err(BerthError::invalid(format!(
                 "no tool {other:?}; tools: {}",
@@ -214,152 +360,97 @@ impl Device {
         }
     }
 
-    fn device_context(&self, s: &Session, answer: &Answer) -> Result<ToolOutput, BerthError> {
+    fn device_context(&self, s: &Session, answer: &Answer) -> Result<Out, BerthError> {
         let reg = self.registry();
-        let folder = match own_folder(answer, reg.workspaces.len()) {
-            Own::Home(ws) => Some(format!("{ws}/")),
-            Own::Scratch => Some("./".to_string()),
-            Own::Ambiguous => None,
-        };
-        let folder_abs = match own_folder(answer, reg.workspaces.len()) {
-            Own::Home(ws) => Some(self.place_root(s, &Place::Home(ws))?.0),
-            Own::Scratch => Some(self.scratch_dir(&s.id)),
-            Own::Ambiguous => None,
-        };
-        let names: Vec<&str> = reg.names();
-        let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
-        // The text escapes every path, name and note; the structured content keeps them exact.
-        let shown = |p: &Path| escaped(&p.display().to_string()).into_owned();
-        let mut text = format!(
-            "workspace: {} (reason: {})\n",
-            escaped(&answer.workspace),
-            answer.reason
-        );
-        if let Some(p) = &answer.project {
-            text.push_str(&format!("project: {}\n", shown(p)));
-        }
-        if let Some(p) = &answer.proposal {
-            text.push_str(&format!(
-                "proposal: {} (not approved on this device)\n",
-                escaped(p)
-            ));
-        }
-        match (&folder, &folder_abs) {
-            (Some(q), Some(abs)) => text.push_str(&format!(
-                "folder: {} ({}); unqualified paths go here\n",
-                escaped(q),
-                shown(abs)
-            )),
-            _ => text.push_str(
-                "folder: none; this session's workspace is only a default, so qualify paths as <workspace>/<path>\n",
+        let (folder, folder_meaning) = match own_folder(answer, reg.workspaces.len()) {
+            Own::Home(ws) => (
+                Some(self.place_root(s, &Place::Home(ws.clone()))?.0),
+                format!(
+                    "the home of workspace {ws}: unqualified paths and ./<path> go here, and {ws}/<path> reaches it too"
+                ),
             ),
-        }
-        text.push_str(&format!("workspaces: {}\n", escaped(&names.join(", "))));
-        for n in &answer.notes {
-            text.push_str(&format!("note: {}\n", escaped(n)));
-        }
-        Ok(ToolOutput {
-            text,
-            structured: json!({
-                "workspace": answer.workspace,
-                "reason": answer.reason.as_str(),
-                "project": path(&answer.project),
-                "proposal": answer.proposal,
-                "folder": folder_abs.map(|p| p.display().to_string()),
-                "workspaces": names,
-                "notes": answer.notes,
-            }),
+            Own::Scratch => (
+                Some(self.scratch_dir(&s.id)),
+                "this session's own scratch folder (the session has no project): unqualified paths and ./<path> go here. It is temporary: it is removed some time after the session ends (setting scratch.keep_hours), so keep what must last in a workspace, as <workspace>/<path>".to_string(),
+            ),
+            Own::Ambiguous => (
+                None,
+                "none: this session's workspace is only a default and several workspaces exist, so qualify every path as <workspace>/<path>".to_string(),
+            ),
+        };
+        let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+        Ok(Out {
+            notes: answer.notes.clone(),
+            ..Out::of(&DeviceContext {
+                workspace: answer.workspace.clone(),
+                reason: answer.reason.as_str().to_string(),
+                project: path(&answer.project),
+                proposal: answer.proposal.clone(),
+                folder: path(&folder),
+                folder_meaning,
+                workspaces: reg.names().iter().map(|n| n.to_string()).collect(),
+            })?
         })
     }
 
-    fn list_workspaces_tool(&self) -> Result<ToolOutput, BerthError> {
+    fn workspace_list(&self) -> Result<WorkspaceList, BerthError> {
         let (active, views) = self.list_workspaces()?;
-        let text = views
-            .iter()
-            .map(|v| {
-                let mut line = format!(
-                    "{}/{}  home: {}\n",
-                    escaped(&v.name),
-                    if v.active { " (active)" } else { "" },
-                    escaped(&v.home.display().to_string())
-                );
-                if let Some(e) = &v.error {
-                    line.push_str(&format!("  error: {}\n", escaped(e)));
-                }
-                for n in &v.notes {
-                    line.push_str(&format!("  note: {}\n", escaped(n)));
-                }
-                line
-            })
-            .collect();
-        Ok(ToolOutput {
-            text,
-            structured: json!({
-                "active": active,
-                "workspaces": views.iter().map(|v| {
-                    let mut w = json!({
-                        "name": v.name,
-                        "active": v.active,
-                        "home": v.home.display().to_string(),
-                        "home_mode": v.home_mode,
-                        "roots": v.roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>(),
-                    });
-                    // Present only when there is something to say, as in `berth workspace list`.
-                    if let Some(e) = &v.error {
-                        w["error"] = e.clone().into();
-                    }
-                    if !v.notes.is_empty() {
-                        w["notes"] = v.notes.clone().into();
-                    }
-                    w
-                }).collect::<Vec<_>>(),
-            }),
+        Ok(WorkspaceList {
+            active,
+            workspaces: views
+                .into_iter()
+                .map(|v| WorkspaceView {
+                    name: v.name,
+                    active: v.active,
+                    home: v.home.display().to_string(),
+                    home_mode: v.home_mode.to_string(),
+                    roots: v.roots.iter().map(|r| r.display().to_string()).collect(),
+                    error: v.error,
+                    notes: v.notes,
+                })
+                .collect(),
         })
     }
 
-    fn use_workspace_tool(&self, s: &Session, a: UseArgs) -> Result<ToolOutput, BerthError> {
+    fn use_workspace_tool(&self, s: &Session, a: UseArgs) -> Result<Out, BerthError> {
         let done = self.use_workspace(&s.caller, &a.name, a.allow_overlap, Mode::Agent)?;
         if done.folder.is_some() {
             self.repin(&s.id, done.answer.clone())?;
         }
         // A higher rule (BERTH_WORKSPACE) can still outrank the file just written.
         let switched = done.folder.is_some() && done.answer.workspace == a.name;
-        let mut text = match &done.folder {
-            Some(f) if switched => format!(
-                "this session now uses workspace {} for {} (reason: {})\n",
-                a.name,
-                escaped(&f.display().to_string()),
-                done.answer.reason
-            ),
-            Some(f) => format!(
-                "{} now belongs to workspace {}, but this session stays on workspace {} (reason: {}, which outranks the project file)\n",
-                escaped(&f.display().to_string()),
-                a.name,
-                done.answer.workspace,
-                done.answer.reason
-            ),
-            None => format!(
-                "workspace {} {}; this session has no project, so nothing was switched: pass workspace \"{}\" on later calls\n",
-                a.name,
-                if done.created { "created" } else { "exists" },
-                a.name
-            ),
-        };
-        for n in &done.notes {
-            text.push_str(&format!("note: {}\n", escaped(n)));
-        }
         let opt = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
-        Ok(ToolOutput {
-            text,
-            structured: json!({
-                "workspace": a.name,
-                "folder": opt(&done.folder),
-                "created": done.created,
-                "root_added": done.root_added,
-                "project_file": opt(&done.project_file),
-                "switched": switched,
-                "notes": done.notes,
-            }),
+        Ok(Out {
+            notes: done.notes.clone(),
+            ..Out::of(&UsedWorkspace {
+                workspace: a.name.clone(),
+                folder: opt(&done.folder),
+                created: done.created,
+                root_added: done.root_added,
+                project_file: opt(&done.project_file),
+                switched,
+                outcome: match &done.folder {
+                    Some(f) if switched => format!(
+                        "this session now uses workspace {} for {} (reason: {})",
+                        a.name,
+                        f.display(),
+                        done.answer.reason
+                    ),
+                    Some(f) => format!(
+                        "{} now belongs to workspace {}, but this session stays on workspace {} (reason: {}, which outranks the project file)",
+                        f.display(),
+                        a.name,
+                        done.answer.workspace,
+                        done.answer.reason
+                    ),
+                    None => format!(
+                        "workspace {} {}; this session has no project, so nothing was switched: pass workspace \"{}\" on later calls",
+                        a.name,
+                        if done.created { "created" } else { "exists" },
+                        a.name
+                    ),
+                },
+            })?
         })
     }
 
@@ -424,6 +515,30 @@ impl Device {
             )),
             Target::In { place, rel } => Ok((self.folder(s, &place)?, rel)),
         }
+    }
+
+    /// Warnings for a workspace just created as `name`: each home (of another
+    /// workspace) holding a top-level entry of that name. A workspace name
+    /// wins over a folder of the same name (ADR 0019), so from now on
+    /// `name/...` reaches the new workspace in every session, no longer that
+    /// folder. Only a look at names: nothing is opened or read.
+    pub fn shadowed_folders(&self, name: &str) -> Vec<String> {
+        let reg = self.registry();
+        let guard = self.guard_ctx();
+        reg.workspaces
+            .values()
+            .filter(|e| e.name != name)
+            .filter_map(|e| {
+                let home = crate::homes::home_of(e, &self.data_dir, &guard).ok()?;
+                let shadowed = home.join(name);
+                std::fs::symlink_metadata(&shadowed).ok()?;
+                Some(format!(
+                    "workspace {ws}'s home has a top-level {name:?} ({path}): in sessions of {ws}, \"{name}/...\" now means the new workspace {name}; reach that folder as \"./{name}/...\" or \"{ws}/{name}/...\"",
+                    ws = e.name,
+                    path = shadowed.display(),
+                ))
+            })
+            .collect()
     }
 
     /// The absolute folder of a place, and whether berth may create it.

@@ -1,5 +1,6 @@
-//! The tools' arguments, as `tools/list` shows them. The shim checks only
-//! their shape; the daemon decides what they mean.
+//! The tools' arguments, as `tools/list` shows them. The shim forwards the
+//! arguments as they came; the daemon checks them (a missing or mistyped
+//! one is a tool error naming it) and decides what they mean.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -30,12 +31,25 @@ pub struct UseWorkspace {
     pub workspace: Option<String>,
 }
 
-/// `ls`, `read`, `delete`.
+/// `ls`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct PathOnly {
+pub struct LsPath {
+    /// The folder to list: `<workspace>/<path>`, `./<path>` (the session's
+    /// own folder), or unqualified (the session's own folder; its first
+    /// segment must be a workspace or already exist there). `/` lists the
+    /// workspaces.
+    pub path: String,
+    /// Run this call in this workspace instead of the session's own (reason
+    /// `argument`). Omit it normally.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+}
+
+/// `read`, `delete`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct FilePath {
     /// A path, qualified as `<workspace>/<path>` or unqualified (the
     /// session's own folder); `./<path>` is always the session's own folder.
-    /// For `ls`, `/` lists the workspaces.
     pub path: String,
     /// Run this call in this workspace instead of the session's own (reason
     /// `argument`). Omit it normally.
@@ -47,7 +61,9 @@ pub struct PathOnly {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Write {
     /// The file to write, qualified as `<workspace>/<path>` or unqualified
-    /// (the session's own folder). Parent folders are created.
+    /// (the session's own folder). Parent folders are created, but a new
+    /// top-level folder only on purpose, as `./<folder>/...`: an unqualified
+    /// first segment that is neither a workspace nor already there is refused.
     pub path: String,
     /// The whole new content of the file (UTF-8 text).
     pub content: String,
@@ -80,7 +96,8 @@ pub struct Move {
     /// unqualified (the session's own folder).
     pub from: String,
     /// Where it goes, qualified as `<workspace>/<path>` or unqualified; it
-    /// may be in another workspace.
+    /// may be in another workspace. A new top-level folder only on purpose,
+    /// as `./<folder>/...`.
     pub to: String,
     /// Run this call in this workspace instead of the session's own (reason
     /// `argument`). Omit it normally.

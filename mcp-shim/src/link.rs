@@ -31,6 +31,10 @@ pub struct Registered {
     pub id: String,
     /// The pinned resolution (updated from every tool reply).
     pub pin: pb::Resolution,
+    /// Whether a tool result of this session reached the client: the first
+    /// one carries the notice and notes, so until one did, a daemon that
+    /// re-adopts the session still owes them.
+    pub first_result_sent: bool,
 }
 
 struct State {
@@ -185,6 +189,7 @@ impl Link {
                 .unwrap_or_default(),
             pin: st.session.as_ref().map(|s| s.pin.clone()),
             pid: std::process::id(),
+            first_result_sent: st.session.as_ref().is_some_and(|s| s.first_result_sent),
         };
         let mut stream = conn
             .call(|mut c| {
@@ -207,9 +212,15 @@ impl Link {
             }
         };
         let pin = first.resolution.unwrap_or_default();
+        // A re-adopted session keeps what it already sent; a new id starts afresh.
+        let first_result_sent = st
+            .session
+            .as_ref()
+            .is_some_and(|old| old.id == first.session_id && old.first_result_sent);
         let session = Registered {
             id: first.session_id,
             pin,
+            first_result_sent,
         };
         if let Some(old) = &st.session
             && old.id != session.id
@@ -271,8 +282,11 @@ impl Link {
                 .await;
             match result {
                 Ok(reply) => {
-                    if let (Some(pin), Some(s)) = (&reply.pin, st.session.as_mut()) {
-                        s.pin = pin.clone();
+                    if let Some(s) = st.session.as_mut() {
+                        if let Some(pin) = &reply.pin {
+                            s.pin = pin.clone();
+                        }
+                        s.first_result_sent = true;
                     }
                     return Ok(reply);
                 }

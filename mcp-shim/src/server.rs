@@ -6,17 +6,21 @@ use std::time::Duration;
 
 use berth_proto::paths::EnvCtx;
 use berth_proto::pb;
+use berth_proto::tool_results::{
+    DeviceContext, Done, Failure, FileText, Found, Ls, Moved, Outcome, Reply, UsedWorkspace,
+    WorkspaceList, Written, json_text,
+};
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::Parameters;
+use rmcp::handler::server::tool::{schema_for_input, schema_for_output};
 use rmcp::model::{
     CallToolResult, ContentBlock, DiscoverResult, Implementation, InitializeRequestParams,
-    InitializeResult, ServerCapabilities, ServerConfig,
+    InitializeResult, JsonObject, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, ServerInitializeError};
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router,
 };
-use serde::Serialize;
+use schemars::JsonSchema;
 
 use crate::args;
 use crate::link::{Link, NotRegistered};
@@ -118,118 +122,169 @@ impl Shim {
     }
 
     /// Forwards one call to the daemon and turns its reply into a result.
-    /// A failing tool, and an unreachable daemon, are results with
-    /// `is_error`, never protocol errors: the model reads why.
-    async fn forward<T: Serialize>(
+    /// The daemon checks the arguments (a missing or mistyped one is a tool
+    /// error with code `bad-argument` and a correct call, which the model can
+    /// act on, never a protocol error). A failing tool, and an unreachable
+    /// daemon, are results with `is_error`, never protocol errors: the model
+    /// reads why.
+    async fn forward(
         &self,
         tool: &str,
-        args: &T,
+        args: JsonObject,
         ctx: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         self.note_client(ctx);
-        let json = serde_json::to_string(args).map_err(|e| {
-            McpError::internal_error(format!("encoding {tool} arguments: {e}"), None)
-        })?;
+        let json = serde_json::Value::Object(args).to_string();
         match self.link.call_tool(tool, json).await {
             Ok(reply) => Ok(result_of(tool, reply)),
             Err(e) => {
                 tracing::warn!(tool, "{e}");
-                Ok(CallToolResult::error(vec![ContentBlock::text(format!(
-                    "berth: {}\n",
-                    berth_proto::text::escaped(&e.to_string())
-                ))]))
+                let failure = Reply {
+                    result: Failure {
+                        error: format!("berth: {e}"),
+                        code: e.code().map_or("unavailable", |c| c.as_str()).to_string(),
+                    },
+                    notice: None,
+                    notes: Vec::new(),
+                };
+                let mut result =
+                    CallToolResult::error(vec![ContentBlock::text(json_text(&failure))]);
+                result.structured_content = serde_json::to_value(&failure).ok();
+                Ok(result)
             }
         }
     }
 }
 
-/// A daemon reply as an MCP result: the text for the model, the structured
-/// content for programs, and the daemon's verdict on failure.
+/// A daemon reply as an MCP result. The structured content holds everything
+/// (the data, and the notice and notes a session's first result carries),
+/// because some clients hand the model only that. The text blocks follow the
+/// MCP advice for structured results: the daemon's short prose when it has
+/// any (the notice, notes, an error), then the serialised JSON.
 fn result_of(tool: &str, reply: pb::CallToolReply) -> CallToolResult {
-    let mut result = if reply.is_error {
-        CallToolResult::error(vec![ContentBlock::text(reply.text)])
-    } else {
-        CallToolResult::success(vec![ContentBlock::text(reply.text)])
-    };
-    if !reply.structured_json.is_empty() {
-        match serde_json::from_str(&reply.structured_json) {
-            Ok(v) => result.structured_content = Some(v),
-            Err(e) => tracing::warn!(tool, "the daemon's structured content is not JSON: {e}"),
-        }
+    let mut content = Vec::new();
+    if !reply.text.is_empty() {
+        content.push(ContentBlock::text(reply.text));
     }
+    let structured = if reply.structured_json.is_empty() {
+        None
+    } else {
+        match serde_json::from_str(&reply.structured_json) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                tracing::warn!(tool, "the daemon's structured content is not JSON: {e}");
+                None
+            }
+        }
+    };
+    if structured.is_some() {
+        content.push(ContentBlock::text(reply.structured_json));
+    }
+    let mut result = if reply.is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    };
+    result.structured_content = structured;
     result
+}
+
+/// A tool's input schema, from its argument type.
+fn input<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    schema_for_input::<T>().expect("argument types are objects")
+}
+
+/// A tool's output schema: its own result or a failure, both with the notice
+/// and notes every result may carry. The root says `object` too, which
+/// clients that keep only object schemas require.
+fn output<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    let mut schema = schema_for_output::<Outcome<T>>().as_ref().clone();
+    schema.insert("type".into(), "object".into());
+    Arc::new(schema)
 }
 
 #[tool_router]
 impl Shim {
     #[tool(
         name = "device_context",
+        input_schema = input::<args::Only>(),
+        output_schema = output::<DeviceContext>(),
         description = "Which workspace this session belongs to and why, its project and any unapproved proposal, its folder (where unqualified paths go), the workspaces on this device, and notes. Call it first. Paths in other tools may be qualified as <workspace>/<path>.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn device_context(
         &self,
-        Parameters(a): Parameters<args::Only>,
+        args: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        self.forward("device_context", &a, &ctx).await
+        self.forward("device_context", args, &ctx).await
     }
 
     #[tool(
         name = "use_workspace",
+        input_schema = input::<args::UseWorkspace>(),
+        output_schema = output::<UsedWorkspace>(),
         description = "Set the workspace this session's project uses, after asking the user. In a project: creates the workspace if new, approves the project folder, writes .berth/workspace.json (committing it is the user's choice) and moves this session to it. If another workspace's root overlaps the folder nothing changes until you repeat the call with allow_overlap after the user agrees. Without a project: only creates the workspace; pass it as `workspace` on later calls.",
         annotations(destructive_hint = false, open_world_hint = false)
     )]
     async fn use_workspace(
         &self,
-        Parameters(a): Parameters<args::UseWorkspace>,
+        args: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        self.forward("use_workspace", &a, &ctx).await
+        self.forward("use_workspace", args, &ctx).await
     }
 
     #[tool(
         name = "list_workspaces",
+        input_schema = input::<args::Only>(),
+        output_schema = output::<WorkspaceList>(),
         description = "The workspaces on this device with their homes, roots and which is active. Qualify a path as <workspace>/<path> to reach one of them.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn list_workspaces(
         &self,
-        Parameters(a): Parameters<args::Only>,
+        args: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        self.forward("list_workspaces", &a, &ctx).await
+        self.forward("list_workspaces", args, &ctx).await
     }
 
     #[tool(
         name = "ls",
-        description = "List a folder. Paths may be qualified as <workspace>/<path>; an unqualified path is in this session's own folder; \"/\" lists the workspaces. Returned paths are qualified.",
+        input_schema = input::<args::LsPath>(),
+        output_schema = output::<Ls>(),
+        description = "List a folder. Paths may be qualified as <workspace>/<path> (a workspace name wins over a folder of the same name); \"./<path>\" and an unqualified path are in this session's own folder, and an unqualified first segment that is neither a workspace nor there is refused as a likely typo; \"/\" lists the workspaces. Returned paths are qualified.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn ls(
         &self,
-        Parameters(a): Parameters<args::PathOnly>,
+        args: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        self.forward("ls", &a, &ctx).await
+        self.forward("ls", args, &ctx).await
     }
 
     #[tool(
         name = "read",
+        input_schema = input::<args::FilePath>(),
+        output_schema = output::<FileText>(),
         description = "Read a text file. The path may be qualified as <workspace>/<path>; an unqualified path is in this session's own folder.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn read(
         &self,
-        Parameters(a): Parameters<args::PathOnly>,
+        args: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        self.forward("read", &a, &ctx).await
+        self.forward("read", args, &ctx).await
     }
 
     #[tool(
         name = "write",
-        description = "Write a whole text file atomically, creating parent folders. The path may be qualified as <workspace>/<path>; an unqualified path is in this session's own folder. Returns the qualified path.",
+        input_schema = input::<args::Write>(),
+        output_schema = output::<Written>(),
+        description = "Write a whole text file atomically, creating parent folders. The path may be qualified as <workspace>/<path> (a workspace name wins over a folder of the same name); an unqualified path is in this session's own folder. A new top-level folder there is created only on purpose, as ./<folder>/...: an unqualified first segment that is neither a workspace nor already there is refused as a likely typo of a workspace name. Returns the qualified path.",
         annotations(
             destructive_hint = true,
             idempotent_hint = true,
@@ -238,62 +293,70 @@ impl Shim {
     )]
     async fn write(
         &self,
-        Parameters(a): Parameters<args::Write>,
+        args: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        self.forward("write", &a, &ctx).await
+        self.forward("write", args, &ctx).await
     }
 
     #[tool(
         name = "edit",
+        input_schema = input::<args::Edit>(),
+        output_schema = output::<Done>(),
         description = "Replace the exact text `old` with `new` in a file. The path may be qualified as <workspace>/<path>; an unqualified path is in this session's own folder. Returns the qualified path.",
         annotations(destructive_hint = true, open_world_hint = false)
     )]
     async fn edit(
         &self,
-        Parameters(a): Parameters<args::Edit>,
+        args: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        self.forward("edit", &a, &ctx).await
+        self.forward("edit", args, &ctx).await
     }
 
     #[tool(
         name = "move",
-        description = "Move or rename a file or folder, also between workspaces. Both paths may be qualified as <workspace>/<path>; unqualified paths are in this session's own folder. Returns the qualified paths.",
+        input_schema = input::<args::Move>(),
+        output_schema = output::<Moved>(),
+        description = "Move or rename a file or folder, also between workspaces. Both paths may be qualified as <workspace>/<path>; unqualified paths are in this session's own folder. A target whose unqualified first segment is neither a workspace nor already there is refused (use ./<folder>/... to create a new folder on purpose). Returns the qualified paths.",
         annotations(destructive_hint = true, open_world_hint = false)
     )]
     async fn move_path(
         &self,
-        Parameters(a): Parameters<args::Move>,
+        args: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        self.forward("move", &a, &ctx).await
+        self.forward("move", args, &ctx).await
     }
 
     #[tool(
         name = "delete",
+        input_schema = input::<args::FilePath>(),
+        output_schema = output::<Done>(),
         description = "Delete a file or folder. The path may be qualified as <workspace>/<path>; an unqualified path is in this session's own folder. Returns the qualified path.",
         annotations(destructive_hint = true, open_world_hint = false)
     )]
     async fn delete(
         &self,
-        Parameters(a): Parameters<args::PathOnly>,
+        args: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        self.forward("delete", &a, &ctx).await
+        self.forward("delete", args, &ctx).await
     }
 
     #[tool(
         name = "search",
+        input_schema = input::<args::Search>(),
+        output_schema = output::<Found>(),
         description = "Search text files under a folder for lines containing `query` (bounded; binary files skipped). The path may be qualified as <workspace>/<path>; unqualified or omitted, it is this session's own folder. Matches carry qualified paths.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn search(
         &self,
-        Parameters(a): Parameters<args::Search>,
+        args: JsonObject,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        self.forward("search", &a, &ctx).await
+        self.forward("search", args, &ctx).await
     }
 }
 

@@ -183,6 +183,11 @@ impl Shim {
     }
 }
 
+/// The last text block: the result's structured content as JSON, on one line.
+fn json_block(text: &str) -> &str {
+    text.lines().last().unwrap_or_default()
+}
+
 fn text(r: &CallToolResult) -> String {
     r.content
         .iter()
@@ -287,6 +292,44 @@ async fn tools_are_listed_with_their_schemas() {
                 tool.name
             );
         }
+    }
+    // Each path argument says what it takes for its own tool: only `ls`
+    // lists the workspaces with `/`; the tools that create name the rule
+    // for new top-level folders.
+    let path_doc = |t: &str, arg: &str| -> String {
+        let tool = tools.iter().find(|x| x.name == t).unwrap();
+        tool.input_schema["properties"][arg]["description"]
+            .as_str()
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    for t in ["read", "write", "edit", "delete", "search"] {
+        let doc = path_doc(t, "path");
+        assert!(
+            !doc.contains("`ls`") && !doc.contains("lists the workspaces"),
+            "{t}: {doc}"
+        );
+    }
+    let ls = path_doc("ls", "path");
+    assert!(ls.contains("`/` lists the workspaces"), "{ls}");
+    assert!(path_doc("write", "path").contains("./<folder>/..."));
+    assert!(path_doc("move", "to").contains("./<folder>/..."));
+    for t in ["ls", "write", "move"] {
+        let tool = tools.iter().find(|x| x.name == t).unwrap();
+        let desc = tool.description.as_deref().unwrap_or("");
+        assert!(
+            desc.contains("refused"),
+            "{t}: the refusal is not stated: {desc}"
+        );
+    }
+    for tool in &tools {
+        assert!(
+            tool.output_schema.is_some(),
+            "{} has no outputSchema",
+            tool.name
+        );
     }
     let use_ws = tools.iter().find(|t| t.name == "use_workspace").unwrap();
     assert_eq!(
@@ -642,8 +685,10 @@ async fn device_context_has_its_structured_fields() {
             "project",
             "proposal",
             "folder",
+            "folder_meaning",
             "workspaces",
-            "notes"
+            "notes",
+            "notice"
         ])
     );
     assert_eq!(ctx["workspace"], "default");
@@ -739,7 +784,12 @@ async fn without_a_project_use_workspace_only_creates() {
     assert_eq!(r["switched"], false, "{t}");
     assert_eq!(r["created"], true);
     assert_eq!(r["project_file"], Value::Null);
-    assert!(t.contains("pass workspace \"notes\""), "{t}");
+    assert!(
+        r["outcome"]
+            .as_str()
+            .is_some_and(|o| o.contains("pass workspace \"notes\"")),
+        "{t}"
+    );
     assert!(!plain.join(".berth").exists());
     let ctx = shim.context().await;
     assert_eq!(ctx["workspace"], "default");
@@ -1028,8 +1078,8 @@ async fn a_kill_9_of_the_daemon_mid_session_is_survived_with_the_same_id_and_pin
     assert_eq!(scratch_id(&env, &after["folder"]), id, "a new session id");
     assert_eq!(after["workspace"], "default", "the pin was lost");
     assert_eq!(after["reason"], "active");
-    let (content, _) = shim.ok("read", json!({"path": "keep.txt"})).await;
-    assert_eq!(content, "kept");
+    let (_, read) = shim.ok("read", json!({"path": "keep.txt"})).await;
+    assert_eq!(read["content"], "kept");
     let new = env.daemon_pid();
     assert_ne!(new, old);
     shim.stop().await;
@@ -1134,21 +1184,24 @@ async fn qualified_writes_and_reads_round_trip_across_workspaces() {
         "in b"
     );
     let (t, r) = shim.ok("read", json!({"path": "b/notes/x.md"})).await;
-    assert_eq!(t, "in b");
+    assert_eq!(r["content"], "in b", "{t}");
     assert_eq!(r["path"], "b/notes/x.md");
     shim.ok("write", json!({"path": "a/y.md", "content": "in a"}))
         .await;
-    let (t, _) = shim.ok("read", json!({"path": "y.md"})).await;
+    let (_, r) = shim.ok("read", json!({"path": "y.md"})).await;
     assert_eq!(
-        t, "in a",
+        r["content"], "in a",
         "an unqualified read is in the session's own home"
     );
     // `ls /` lists the workspaces; listings are qualified.
     let (t, root) = shim.ok("ls", json!({"path": "/"})).await;
-    for ws in ["a", "b", "default"] {
-        assert!(t.contains(&format!("{ws}/")), "{t}");
-    }
-    assert!(root.to_string().contains("\"b\""), "{root}");
+    let names: Vec<&str> = root["workspaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["a", "b", "default"], "{t}");
     let (_, l) = shim.ok("ls", json!({"path": "b/"})).await;
     assert_eq!(l["entries"][0]["path"], "b/notes/", "{l}");
     shim.stop().await;
@@ -1301,13 +1354,14 @@ async fn edit_move_delete_and_search_return_qualified_paths() {
         )
         .await;
     assert_eq!(e["path"], "mine/a.txt");
-    let (t, _) = shim.ok("read", json!({"path": "mine/a.txt"})).await;
-    assert_eq!(t, "hello berth\n");
+    let (_, r) = shim.ok("read", json!({"path": "mine/a.txt"})).await;
+    assert_eq!(r["content"], "hello berth\n");
     let (t, s) = shim
         .ok("search", json!({"query": "berth", "path": "mine/"}))
         .await;
     assert_eq!(s["matches"][0]["path"], "mine/a.txt", "{t}");
-    assert!(t.contains("mine/a.txt:1:"), "{t}");
+    assert_eq!(s["matches"][0]["line"], 1, "{t}");
+    assert_eq!(s["matches"][0]["text"], "hello berth", "{t}");
     let (_, s) = shim.ok("search", json!({"query": "berth"})).await;
     assert_eq!(s["matches"][0]["path"], "mine/a.txt");
     let (_, m) = shim
@@ -1406,15 +1460,20 @@ async fn control_characters_in_paths_and_names_are_escaped_in_text_blocks() {
     assert!(!raw(&first), "{first:?}");
     let shown = dir.display().to_string().replace(EVIL, SHOWN);
     assert!(first.contains(&format!("The project {shown} ")), "{first}");
-    assert!(first.contains(&format!("project: {shown}\n")), "{first}");
+    assert!(
+        json_block(&first).contains("\"project\":\"")
+            && json_block(&first).contains("\\u001b[31mRED"),
+        "{first}"
+    );
     assert!(!first.lines().any(|l| l.starts_with("LF")), "{first}");
     assert_eq!(ctx["project"], json!(dir), "structured content is exact");
 
     let (listing, entries) = shim.ok("ls", json!({"path": "default/"})).await;
     assert!(!raw(&listing), "{listing:?}");
-    assert!(
-        listing.contains(&format!("default/file-{SHOWN}\n")),
-        "{listing}"
+    assert_eq!(
+        serde_json::from_str::<Value>(json_block(&listing)).unwrap(),
+        entries,
+        "the text is the structured content as JSON"
     );
     assert_eq!(
         entries["entries"][0]["path"],
@@ -1489,4 +1548,253 @@ async fn an_unknown_first_segment_is_refused_not_created() {
     shim.ok("move", json!({"from": "a.md", "to": "alpah/a.md"}))
         .await;
     shim.stop().await;
+}
+
+// ---------------------------------------------------------------------------
+// What the model sees: structured content, schemas, argument errors
+
+/// The notice, the notes and what `folder` means reach a client that reads
+/// only structured content (Claude Code passes the model nothing else).
+#[tokio::test]
+async fn the_notice_and_notes_are_in_the_structured_content_of_the_first_result() {
+    let env = TestEnv::new();
+    berth(&env, &["workspace", "create", "work"]);
+    let dir = git_project(&env, "proj");
+    std::fs::create_dir_all(dir.join("sub/.berth")).unwrap();
+    let sub = dir.join("sub");
+    std::fs::write(sub.join(".berth/workspace.json"), "not json").unwrap();
+    let shim = Spawn::new(&env, &sub).start().await;
+    let (_, first) = shim.ok("list_workspaces", json!({})).await;
+    let notice = first["notice"].as_str().expect("a notice field");
+    assert!(notice.contains("is not assigned"), "{first}");
+    assert!(notice.contains("call use_workspace"), "{first}");
+    let notes = first["notes"].as_array().expect("a notes field");
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str().is_some_and(|n| n.contains("workspace.json"))),
+        "{first}"
+    );
+    let (_, second) = shim.ok("list_workspaces", json!({})).await;
+    assert_eq!(second.get("notice"), None, "notice repeated: {second}");
+    assert_eq!(second["notes"], json!([]), "{second}");
+    let ctx = shim.context().await;
+    assert_eq!(ctx["folder"], Value::Null);
+    assert!(
+        ctx["folder_meaning"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("none:") && m.contains("<workspace>/<path>")),
+        "{ctx}"
+    );
+    shim.stop().await;
+
+    let plain = env.dir("plain");
+    let shim = Spawn::new(&env, &plain).start().await;
+    let ctx = shim.context().await;
+    assert!(
+        ctx["folder_meaning"]
+            .as_str()
+            .is_some_and(|m| m.contains("scratch") && m.contains("temporary")),
+        "{ctx}"
+    );
+    shim.stop().await;
+}
+
+/// A session whose first result never reached its client (the daemon died
+/// before the first call) still owes the notice: the daemon that re-adopts
+/// it must not count it as asked.
+#[tokio::test]
+async fn a_session_is_not_counted_as_asked_before_a_result_went_out() {
+    let env = TestEnv::new();
+    let dir = git_project(&env, "proj");
+    let shim = Spawn::new(&env, &dir).start().await;
+    // Registered at start-up; no tool call yet.
+    let id = wait_for_session(&env);
+    let old = env.daemon_pid();
+    // SAFETY: kill(2) on a pid this test's daemon owns.
+    unsafe { libc::kill(old as libc::pid_t, libc::SIGKILL) };
+    let (_, first) = shim.ok("list_workspaces", json!({})).await;
+    assert!(
+        first["notice"]
+            .as_str()
+            .is_some_and(|n| n.contains("use_workspace")),
+        "the notice was lost with the daemon: {first}"
+    );
+    assert_eq!(the_only_session(&env), id, "the session was re-adopted");
+    let (_, second) = shim.ok("list_workspaces", json!({})).await;
+    assert_eq!(second.get("notice"), None, "{second}");
+    shim.stop().await;
+}
+
+/// Every tool declares an `outputSchema`, and every result, done or failed,
+/// validates against it; the text's JSON block is the structured content.
+#[tokio::test]
+async fn every_tool_has_an_output_schema_and_its_results_validate() {
+    let env = TestEnv::new();
+    berth(&env, &["workspace", "create", "alpha"]);
+    let dir = approved_project(&env, "proj", "mine");
+    std::fs::create_dir_all(dir.join("ignored/.berth")).unwrap();
+    let shim = Spawn::new(&env, &dir).start().await;
+    let tools = shim.client.list_all_tools().await.expect("tools/list");
+    let mut validators = std::collections::BTreeMap::new();
+    for tool in &tools {
+        let schema = tool
+            .output_schema
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} has no outputSchema", tool.name));
+        assert_eq!(schema["type"], "object", "{}", tool.name);
+        let schema = Value::Object(schema.as_ref().clone());
+        let v = jsonschema::validator_for(&schema)
+            .unwrap_or_else(|e| panic!("{}: not a valid schema: {e}", tool.name));
+        validators.insert(tool.name.to_string(), v);
+    }
+    let calls = [
+        ("device_context", json!({})),
+        ("device_context", json!({"workspace": "nosuch"})),
+        ("list_workspaces", json!({})),
+        ("use_workspace", json!({"name": "mine"})),
+        ("use_workspace", json!({})),
+        ("write", json!({"path": "a.md", "content": "hello"})),
+        ("write", json!({"path": "alpah/x.md", "content": "x"})),
+        ("ls", json!({"path": "/"})),
+        ("ls", json!({"path": "./"})),
+        ("ls", json!({"path": "nosuchws"})),
+        ("read", json!({"path": "a.md"})),
+        ("read", json!({"path": 7})),
+        ("edit", json!({"path": "a.md", "old": "hello", "new": "hi"})),
+        ("edit", json!({"path": "a.md", "old": "absent", "new": "x"})),
+        ("search", json!({"query": "hi"})),
+        ("move", json!({"from": "a.md", "to": "alpha/b.md"})),
+        ("delete", json!({"path": "alpha/b.md"})),
+        ("delete", json!({"path": "alpha/b.md"})),
+    ];
+    for (tool, args) in calls {
+        let r = shim.call(tool, args.clone()).await;
+        let structured = r
+            .structured_content
+            .clone()
+            .unwrap_or_else(|| panic!("{tool} {args}: no structured content"));
+        let errors: Vec<String> = validators[tool]
+            .iter_errors(&structured)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{tool} {args}: {structured} does not match its schema: {errors:?}"
+        );
+        let t = text(&r);
+        assert_eq!(
+            serde_json::from_str::<Value>(json_block(&t)).unwrap(),
+            structured,
+            "{tool} {args}: the last text block is not the structured content"
+        );
+        if r.is_error == Some(true) {
+            assert!(structured["code"].is_string(), "{structured}");
+            assert!(structured["error"].is_string(), "{structured}");
+        }
+    }
+    shim.stop().await;
+}
+
+/// A missing or mistyped argument is a tool error (the model reads it) with a
+/// stable code, naming the argument and showing a correct call, which itself
+/// matches the tool's input schema.
+#[tokio::test]
+async fn argument_errors_are_tool_errors_with_a_code_and_a_correct_call() {
+    let env = TestEnv::new();
+    let plain = env.dir("plain");
+    let shim = Spawn::new(&env, &plain).start().await;
+    let tools = shim.client.list_all_tools().await.expect("tools/list");
+    let cases = [
+        ("use_workspace", json!({}), "missing argument `name`"),
+        ("ls", json!({}), "missing argument `path`"),
+        ("read", json!({}), "missing argument `path`"),
+        (
+            "write",
+            json!({"path": "a.md"}),
+            "missing argument `content`",
+        ),
+        (
+            "edit",
+            json!({"path": "a.md", "old": "x"}),
+            "missing argument `new`",
+        ),
+        ("move", json!({"from": "a.md"}), "missing argument `to`"),
+        ("delete", json!({"path": null}), "missing argument `path`"),
+        ("search", json!({"path": "./"}), "missing argument `query`"),
+        (
+            "write",
+            json!({"path": 7, "content": "x"}),
+            "argument `path` must be a string, not 7",
+        ),
+        (
+            "use_workspace",
+            json!({"name": "x", "allow_overlap": "yes"}),
+            "argument `allow_overlap` must be true or false",
+        ),
+        (
+            "device_context",
+            json!({"workspace": 1}),
+            "argument `workspace` must be a string",
+        ),
+    ];
+    for (tool, args, says) in cases {
+        let r = shim.call(tool, args.clone()).await;
+        assert_eq!(r.is_error, Some(true), "{tool} {args}");
+        let s = r.structured_content.clone().expect("structured content");
+        assert_eq!(s["code"], "bad-argument", "{tool} {args}: {s}");
+        let error = s["error"].as_str().unwrap();
+        assert!(error.starts_with(&format!("{tool}: {says}")), "{error}");
+        assert!(!error.contains("deserialize"), "{error}");
+        let (_, example) = error
+            .split_once(&format!("A correct call: {tool} "))
+            .unwrap_or_else(|| panic!("no correct call shown: {error}"));
+        let example: Value = serde_json::from_str(example).expect("the call is JSON");
+        let input = tools.iter().find(|t| t.name == tool).unwrap();
+        let schema = Value::Object(input.input_schema.as_ref().clone());
+        assert!(
+            jsonschema::is_valid(&schema, &example),
+            "{tool}: the correct call {example} does not match the input schema {schema}"
+        );
+    }
+    // The shown call works as it is.
+    shim.ok(
+        "write",
+        json!({"path": "./todo.md", "content": "- buy milk"}),
+    )
+    .await;
+    shim.ok("read", json!({"path": "./todo.md"})).await;
+    shim.stop().await;
+}
+
+/// The id of the one session the daemon has registered, once it has.
+fn wait_for_session(env: &TestEnv) -> String {
+    for _ in 0..500 {
+        if let Some(id) = sessions_in_store(env).into_iter().next() {
+            return id;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("the shim never registered its session");
+}
+
+fn the_only_session(env: &TestEnv) -> String {
+    let ids = sessions_in_store(env);
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    ids.into_iter().next().unwrap()
+}
+
+/// The ids of the sessions the store holds.
+fn sessions_in_store(env: &TestEnv) -> Vec<String> {
+    let Ok(db) =
+        rusqlite::Connection::open_with_flags(env.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+    else {
+        return Vec::new();
+    };
+    let Ok(mut q) = db.prepare("SELECT id FROM sessions") else {
+        return Vec::new();
+    };
+    q.query_map([], |r| r.get(0))
+        .map(|rows| rows.filter_map(Result::ok).collect())
+        .unwrap_or_default()
 }

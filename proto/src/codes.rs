@@ -36,6 +36,9 @@ pub enum Code {
     /// The daemon serves another data folder (another registry) than the
     /// client's; the message names both.
     OtherDataDir,
+    /// A tool's argument is missing or of the wrong type; the message names
+    /// it and shows a correct call.
+    BadArgument,
 }
 
 impl Code {
@@ -52,6 +55,7 @@ impl Code {
             Code::ShuttingDown => "shutting-down",
             Code::TimedOut => "timed-out",
             Code::OtherDataDir => "other-data-dir",
+            Code::BadArgument => "bad-argument",
         }
     }
 
@@ -68,6 +72,7 @@ impl Code {
             "shutting-down" => Code::ShuttingDown,
             "timed-out" => Code::TimedOut,
             "other-data-dir" => Code::OtherDataDir,
+            "bad-argument" => Code::BadArgument,
             _ => return None,
         })
     }
@@ -89,7 +94,7 @@ impl Code {
         let grpc = match self {
             Code::NotFound => tonic::Code::NotFound,
             Code::Refused => tonic::Code::FailedPrecondition,
-            Code::Invalid => tonic::Code::InvalidArgument,
+            Code::Invalid | Code::BadArgument => tonic::Code::InvalidArgument,
             Code::DaemonOutdated | Code::ClientOutdated | Code::OtherDataDir => {
                 tonic::Code::FailedPrecondition
             }
@@ -138,6 +143,7 @@ mod tests {
             Code::NotRegularFile,
             Code::ShuttingDown,
             Code::TimedOut,
+            Code::BadArgument,
             Code::OtherDataDir,
         ] {
             assert_eq!(Code::of(&code.status("x")), Some(code));

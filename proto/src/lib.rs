@@ -13,6 +13,8 @@
 //! - [`codes`]: stable machine codes carried across the RPC boundary.
 //! - [`settings`]: the settings berth knows, their defaults and ranges.
 //! - [`text`]: wording shared by the daemon's and the clients' messages.
+//! - [`tool_results`]: the structured content of each MCP tool's result,
+//!   from which the daemon builds results and the MCP shim its schemas.
 //! - [`logfile`]: log files only their user may read.
 //! - `entry` (Unix): the lean process start of the hot-path clients.
 //!
@@ -36,6 +38,7 @@ pub mod record;
 pub mod settings;
 pub mod spawn;
 pub mod text;
+pub mod tool_results;
 pub mod transport;
 pub mod verify;
 

@@ -357,9 +357,14 @@ async fn a_bad_row_costs_only_its_own_workspace() {
     let mut s = Session::open(&env).await;
     let (is_err, text, listed) = s.call("ls", json!({"path": "/"})).await;
     assert!(!is_err, "{text}");
-    assert!(text.contains("bad/") && text.contains("other/"), "{text}");
-    assert!(text.contains("berth workspace delete bad"), "{text}");
-    assert!(listed["workspaces"][0]["error"].is_string(), "{listed}");
+    assert_eq!(listed["workspaces"][0]["name"], "bad", "{listed}");
+    assert_eq!(listed["workspaces"][2]["name"], "other", "{listed}");
+    assert!(
+        listed["workspaces"][0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("berth workspace delete bad")),
+        "{listed}"
+    );
     s.ok("write", json!({"path": "other/x.md", "content": "x"}))
         .await;
     s.refused(

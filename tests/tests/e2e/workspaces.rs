@@ -66,6 +66,37 @@ fn create_list_show_and_switch_have_the_spec_json_shapes() {
     assert_eq!(active, [false, false, true]);
 }
 
+/// A workspace name wins over a folder of the same name, so a new workspace
+/// named like a top-level folder of some home changes where `<name>/...`
+/// goes: `create` says so, on stderr and in `warnings`.
+#[test]
+fn creating_a_workspace_that_shadows_a_top_level_folder_warns() {
+    let env = TestEnv::new();
+    let _ = env.run_berth(["workspace", "create", "mine"]).success();
+    std::fs::create_dir_all(env.managed_home("mine").join("notes")).unwrap();
+    let run = env
+        .run_berth(["workspace", "create", "notes", "--json"])
+        .success();
+    let warnings = run.json()["warnings"].clone();
+    let warnings = warnings.as_array().expect("a warnings field");
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let w = warnings[0].as_str().unwrap();
+    assert!(
+        w.contains("workspace mine's home has a top-level \"notes\""),
+        "{w}"
+    );
+    assert!(w.contains("./notes/..."), "{w}");
+    assert!(
+        run.stderr().contains("warning: workspace mine's home"),
+        "{}",
+        run.stderr()
+    );
+    let plain = env.json(["workspace", "create", "other"]);
+    assert_eq!(plain.get("warnings"), None, "{plain}");
+    let quiet = env.run_berth(["workspace", "create", "third"]).success();
+    assert!(!quiet.stderr().contains("warning"), "{}", quiet.stderr());
+}
+
 #[test]
 fn creating_an_existing_workspace_is_refused() {
     let env = TestEnv::new();

@@ -29,8 +29,17 @@ pub async fn cmd_workspace_create(ctx: &mut Ctx, args: CreateArgs) -> Result<(),
     let w = ctx
         .unary(req, |mut c, r| async move { c.create_workspace(r).await })
         .await?;
+    // On stderr either way, so a script reading the JSON still sees them.
+    for warning in &w.warnings {
+        output::warning(warning);
+    }
     if ctx.json {
-        output::json(&super::info_json(&w))
+        let mut v = super::info_json(&w);
+        // Present only when there is something to say, like `error` and `notes`.
+        if !w.warnings.is_empty() {
+            v["warnings"] = w.warnings.clone().into();
+        }
+        output::json(&v)
     } else {
         output::text(&format!("created workspace {}\n", w.name))?;
         output::text(&super::info_text(&w))
