@@ -1608,11 +1608,11 @@ async fn a_session_is_not_counted_as_asked_before_a_result_went_out() {
     let env = TestEnv::new();
     let dir = git_project(&env, "proj");
     let shim = Spawn::new(&env, &dir).start().await;
-    // Registered at start-up; no tool call yet.
-    let id = wait_for_session(&env);
-    let old = env.daemon_pid();
-    // SAFETY: kill(2) on a pid this test's daemon owns.
-    unsafe { libc::kill(old as libc::pid_t, libc::SIGKILL) };
+    // Registered at start-up (the shim holds the id); no tool call yet.
+    wait_registered(&shim);
+    let id = the_only_session(&env);
+    berth_tests::signal(env.daemon_pid(), libc::SIGKILL);
+    env.wait_no_daemon(Duration::from_secs(10));
     let (_, first) = shim.ok("list_workspaces", json!({})).await;
     assert!(
         first["notice"]
@@ -1767,15 +1767,15 @@ async fn argument_errors_are_tool_errors_with_a_code_and_a_correct_call() {
     shim.stop().await;
 }
 
-/// The id of the one session the daemon has registered, once it has.
-fn wait_for_session(env: &TestEnv) -> String {
-    for _ in 0..500 {
-        if let Some(id) = sessions_in_store(env).into_iter().next() {
-            return id;
+/// Waits until the shim has registered its session at start-up.
+fn wait_registered(shim: &Shim) {
+    for _ in 0..1000 {
+        if shim.log().contains("session registered") {
+            return;
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    panic!("the shim never registered its session");
+    panic!("the shim never registered its session:\n{}", shim.log());
 }
 
 fn the_only_session(env: &TestEnv) -> String {
