@@ -38,10 +38,15 @@ WORK=$(mktemp -d /tmp/berth-clients.XXXXXX)
 PASSED=0
 FAILED=0
 MODEL_PID=
+CHILD=
+OWN_DAEMON=
 
 cleanup() {
+    [ -n "$CHILD" ] && kill -KILL -- "-$CHILD" 2>/dev/null
     [ -n "$MODEL_PID" ] && kill "$MODEL_PID" 2>/dev/null
-    [ -x "${BIN:-}/berth" ] && timeout 20 "$BIN/berth" daemon stop >/dev/null 2>&1
+    # Only once the throwaway environment is in place: before that, `berth
+    # daemon stop` would stop the user's own daemon.
+    [ -n "$OWN_DAEMON" ] && timeout 20 berth daemon stop >/dev/null 2>&1
     if [ "${BERTH_CLIENTS_KEEP:-}" = 1 ]; then
         echo "work folder kept: $WORK"
     else
@@ -55,17 +60,19 @@ ok() { echo "ok   $1"; PASSED=$((PASSED + 1)); }
 fail() { echo "FAIL $1: $2"; FAILED=$((FAILED + 1)); }
 die() { echo "error: $1" >&2; exit 1; }
 
-# Runs a command in its own process group, bounded by LIMIT, with stdout and
-# stderr in $1.out and $1.err; whatever it leaves running in its group is
-# killed afterwards.
+# Runs a command in its own process group, bounded by LIMIT seconds, with
+# stdout and stderr in $1.out and $1.err; whatever it leaves running in its
+# group is killed afterwards, or by cleanup when the script is interrupted
+# (`wait` returns on a signal, a foreground child would not).
 bounded() {
     local out=$1
     shift
     setsid timeout -k 5 "$LIMIT" "$@" >"$out.out" 2>"$out.err" </dev/null &
-    local pid=$!
-    wait "$pid"
+    CHILD=$!
+    wait "$CHILD"
     local rc=$?
-    kill -KILL -- "-$pid" 2>/dev/null
+    kill -KILL -- "-$CHILD" 2>/dev/null
+    CHILD=
     return "$rc"
 }
 
@@ -150,13 +157,13 @@ BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug"
 
 PREFIX=${BERTH_CLIENTS_PREFIX:-$WORK/npm}
 echo "installing the clients into $PREFIX"
-timeout 900 npm install --prefix "$PREFIX" --no-audit --no-fund --loglevel=error \
+LIMIT=600 bounded "$WORK/npm" npm install --prefix "$PREFIX" --no-audit --no-fund --loglevel=error \
     --cache "$WORK/npm-cache" \
     "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" \
     "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" \
     "@openai/codex@$CODEX_VERSION" \
-    "@github/copilot@$COPILOT_VERSION" >"$WORK/npm.log" 2>&1 ||
-    die "npm install failed: $(tail -5 "$WORK/npm.log")"
+    "@github/copilot@$COPILOT_VERSION" ||
+    die "npm install failed: $(cat "$WORK/npm.out" "$WORK/npm.err" | tail -5)"
 
 # --- The throwaway user --------------------------------------------------------
 
@@ -176,6 +183,7 @@ export NO_COLOR=1
 mkdir -p "$HOME" "$XDG_RUNTIME_DIR"
 chmod 700 "$XDG_RUNTIME_DIR"
 HOOK_LOG="$XDG_STATE_HOME/berth/berth-hook.log"
+OWN_DAEMON=1
 
 # A project whose file proposes a workspace this device never approved: the
 # situation in which a session must ask the user once.
