@@ -47,7 +47,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let client_session_id = env_string("CLAUDE_CODE_SESSION_ID").unwrap_or_default();
+    // The client's own session id, equal to its hooks' `session_id`, so a
+    // question asked by the session-start hook is not asked again here.
+    let client_session_id = env_string("CLAUDE_CODE_SESSION_ID")
+        .or_else(|| env_string("COPILOT_AGENT_SESSION_ID"))
+        .unwrap_or_default();
     match runtime.block_on(server::serve(caller, client_session_id)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

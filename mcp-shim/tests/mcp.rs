@@ -660,6 +660,28 @@ async fn a_hook_that_already_asked_means_no_second_notice_for_the_same_claude_se
     b.stop().await;
 }
 
+/// The Copilot CLI names its session in `COPILOT_AGENT_SESSION_ID`, the
+/// same id its hooks' payloads carry as `sessionId`.
+#[tokio::test]
+async fn a_copilot_session_id_links_its_servers_like_claude_codes() {
+    let env = TestEnv::new();
+    let dir = git_project(&env, "proj");
+    let a = Spawn::new(&env, &dir)
+        .var("COPILOT_AGENT_SESSION_ID", "cp-1")
+        .start()
+        .await;
+    let (first, _) = a.ok("device_context", json!({})).await;
+    assert!(is_notice(&first), "{first}");
+    let b = Spawn::new(&env, &dir)
+        .var("COPILOT_AGENT_SESSION_ID", "cp-1")
+        .start()
+        .await;
+    let (again, _) = b.ok("device_context", json!({})).await;
+    assert!(!is_notice(&again), "asked twice: {again}");
+    a.stop().await;
+    b.stop().await;
+}
+
 // ---------------------------------------------------------------------------
 // device_context and use_workspace
 
