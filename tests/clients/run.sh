@@ -321,7 +321,9 @@ COPILOT_OFFLINE=true COPILOT_AUTO_UPDATE=false COPILOT_ALLOW_ALL=true \
     bounded "$T/turn/turn" copilot -p "$PROMPT" --allow-all-tools
 rc=$?
 stop_model
-check_turn "copilot-cli" copilot-cli "$before" "$T/turn" "$rc" result
+# berth-mcp shares the hooks' session id (COPILOT_AGENT_SESSION_ID), so the
+# session-start context asks and the tool result rightly does not ask again.
+check_turn "copilot-cli" copilot-cli "$before" "$T/turn" "$rc" seen
 
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]
