@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Before/after for the client start-up changes (issue 10), in one run: for each
+# Before/after for the client start-up changes (ADR 0010), in one run: for each
 # directory of binaries given, callgrind's instruction count and perf's task
 # clock and page faults of `berth resolve --json` and `berth-hook
 # session-start`, then their whole-process medians interleaved with git.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Whole-process time of `berth-hook session-start` fed a real Claude Code
 # payload, against `git rev-parse --show-toplevel` in the same directory
-# (issue 7: goal ≤ 1.0×). Release binaries, a warm daemon, a hermetic
+# (goal: ≤ 1.0×, ADR 0010). Release binaries, a warm daemon, a hermetic
 # HOME/data/socket under /tmp. Prints both medians and the ratio.
 #
 #   cargo build --release --workspace --bins

@@ -3,7 +3,7 @@
 # directory (a git project three levels below its top, approved for a
 # workspace): `berth resolve --json`, `berth-hook session-start` fed the
 # Claude Code payload, `git rev-parse --show-toplevel`, an empty Rust binary
-# and the shell baseline. Goal (issue 10): berth ≤ 1.0× git, median ratio.
+# and the shell baseline. Goal (ADR 0010): berth ≤ 1.0× git, median ratio.
 #
 # hyperfine 1.15 has no --input, so every command runs through the same
 # `sh -c 'exec … < payload'` wrapper (-N: no extra shell), and `sh -c 'exec

@@ -1,4 +1,4 @@
-//! End to end: the parts of SPEC §10's CLI contract that the command line
+//! End to end: the parts of the CLI contract (docs/reference.md, "The CLI") that the command line
 //! itself decides: `--json` gives one JSON document for commands that need
 //! no daemon too, and values that start with `-` reach the daemon as values.
 //!
@@ -105,7 +105,7 @@ fn a_tool_path_starting_with_a_dash_is_resolved() {
 
 // ---- lists of values ---------------------------------------------------------
 
-/// SPEC §10 writes `berth claim --cwd DIR... [--workspace W]`: one `--cwd`
+/// docs/reference.md ("The CLI") writes `berth claim --cwd DIR... [--workspace W]`: one `--cwd`
 /// may take several folders, as may repeated ones, and the flags after the
 /// list still read as flags.
 #[test]

@@ -1,6 +1,6 @@
-//! The lookup cache (SPEC §11): for each directory a walk visits, what [`RealFs`] saw there (the
-//! project file's parsed result and whether `.git` exists), shared by every request and kept
-//! correct by filesystem watches.
+//! The lookup cache (docs/reference.md, "The daemon"): for each directory a walk visits, what
+//! [`RealFs`] saw there (the project file's parsed result and whether `.git` exists), shared by
+//! every request and kept correct by filesystem watches.
 //!
 //! How an entry stays true:
 //! - **Watched**: before the disk is read, the folder, each of its ancestors and its `.berth/`

@@ -1,6 +1,6 @@
-//! Conversation claims (SPEC §9): which workspaces may learn a conversation, given the cwds it
-//! ran in. Pure: the caller supplies each cwd's approved project file (from the walk) and the
-//! registry snapshot.
+//! Conversation claims (docs/reference.md, "Conversations"): which workspaces may learn a
+//! conversation, given the cwds it ran in. Pure: the caller supplies each cwd's approved project
+//! file (from the walk) and the registry snapshot.
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -1,4 +1,5 @@
-//! The file tools (SPEC §7): ls, read, write, edit, move, delete, search.
+//! The file tools (docs/reference.md, "Qualified paths and file tools"): ls, read, write, edit,
+//! move, delete, search.
 //!
 //! All I/O goes through a handle to the folder, opened once per call
 //! (`cap_std::fs::Dir`; `openat2(RESOLVE_BENEATH)` on Linux), never through

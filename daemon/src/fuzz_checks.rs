@@ -17,8 +17,8 @@ use crate::pathutil::is_within;
 use crate::project_file::{MAX_PROJECT_FILE_BYTES, parse_project_file};
 use crate::qualify::{Own, Place, QualifyCtx, Target, qualify};
 
-/// The project-file parser (SPEC §3) never panics; what it accepts is a
-/// valid workspace name from a file no larger than the limit; every refusal
+/// The project-file parser (docs/reference.md, "Roots, the walk and project files") never panics;
+/// what it accepts is a valid workspace name from a file no larger than the limit; every refusal
 /// has a message.
 pub fn check_project_file(bytes: &[u8]) {
     match parse_project_file(bytes) {
@@ -71,7 +71,8 @@ fn lexical(path: &Path) -> Option<PathBuf> {
     Some(out)
 }
 
-/// The path qualifier (SPEC §7), for each kind of session folder:
+/// The path qualifier (docs/reference.md, "Qualified paths and file tools"), for each kind of
+/// session folder:
 /// - a `Target::In` has a relative path of plain segments only: no `..`,
 ///   no root, no `.`;
 /// - a named home is a workspace that exists;
@@ -164,8 +165,8 @@ fn guard_world() -> GuardCtx {
     }
 }
 
-/// The lexical home guard (SPEC §2): an accepted path is absolute, has no
-/// `..`, is not `/`, is neither a home nor an ancestor of one, does not
+/// The lexical home guard (docs/reference.md, "Workspaces and homes"): an accepted path is
+/// absolute, has no `..`, is not `/`, is neither a home nor an ancestor of one, does not
 /// overlap the data dir, and lies in a system folder only inside a home or
 /// the temporary folder. Bytes are taken as a Unix path as they are, so
 /// non-UTF-8 paths are covered too.

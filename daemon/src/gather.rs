@@ -70,7 +70,8 @@ impl Device {
     }
 
     /// [`Device::gather`] for a conversation's cwd, which may be gone by now: a missing folder
-    /// is walked from where it was (SPEC §9 judges what claimed it, not what is there).
+    /// is walked from where it was (a claim is judged by what claimed it, not by what is there now:
+    /// docs/reference.md, "Conversations").
     fn gather_cwd(&self, caller: &Caller, cwd: &str) -> Result<Gathered, BerthError> {
         match self.gather(caller, cwd) {
             Err(e) if e.code == Code::NotFound => {
@@ -86,7 +87,7 @@ impl Device {
         }
     }
 
-    /// Which workspace `path` belongs to, and why (SPEC §4).
+    /// Which workspace `path` belongs to, and why (docs/reference.md, "Resolution").
     pub fn resolve(
         &self,
         caller: &Caller,
@@ -116,7 +117,8 @@ impl Device {
         Ok((answer, explanation))
     }
 
-    /// The workspaces that may learn a conversation with these cwds (SPEC §9).
+    /// The workspaces that may learn a conversation with these cwds (docs/reference.md,
+    /// "Conversations").
     pub fn claim(&self, caller: &Caller, cwds: &[String]) -> Result<Vec<String>, BerthError> {
         if cwds.is_empty() {
             return Err(BerthError::invalid("give at least one --cwd"));

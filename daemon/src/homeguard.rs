@@ -1,8 +1,8 @@
-//! The lexical part of the local-home guard (SPEC §2): which folders may never hold a workspace's
-//! files, judged from the path alone. The caller runs it on the typed path and on the
-//! symlink-resolved one, and does the I/O checks (exists, is a folder, `access(W_OK|X_OK)`)
-//! itself. The store runs it again on every home derivation, so a row written straight into the
-//! database cannot yield a home at `/`.
+//! The lexical part of the local-home guard (docs/reference.md, "Workspaces and homes"): which
+//! folders may never hold a workspace's files, judged from the path alone. The caller runs it on
+//! the typed path and on the symlink-resolved one, and does the I/O checks (exists, is a folder,
+//! `access(W_OK|X_OK)`) itself. The store runs it again on every home derivation, so a row written
+//! straight into the database cannot yield a home at `/`.
 
 use std::path::{Path, PathBuf};
 
@@ -87,7 +87,8 @@ pub enum HomeRefusal {
     OverlapsDataDir { path: PathBuf, data_dir: PathBuf },
 }
 
-/// Refuses `path` as a local home on lexical grounds (SPEC §2), first reason first.
+/// Refuses `path` as a local home on lexical grounds (docs/reference.md, "Workspaces and homes"),
+/// first reason first.
 pub fn check_home_lexical(path: &Path, ctx: &GuardCtx) -> Result<(), HomeRefusal> {
     let owned = || path.to_path_buf();
     if !path.is_absolute() {

@@ -1,5 +1,5 @@
-//! Where a workspace's files live (SPEC §2). [`home_of`] is the one function
-//! that derives a home; no caller derives one itself. [`Device::open_home`] is
+//! Where a workspace's files live (docs/reference.md, "Workspaces and homes"). [`home_of`] is the
+//! one function that derives a home; no caller derives one itself. [`Device::open_home`] is
 //! the one way file tools reach a home: opened with no symlink anywhere on its
 //! path, and, for a local home, checked to be the very folder (device and
 //! inode) that was approved. Homes never nest: one workspace's tools could

@@ -1,4 +1,4 @@
-//! Hook calls (SPEC §8): session-start gets the line to show; stop records
+//! Hook calls (docs/reference.md, "Hooks"): session-start gets the line to show; stop records
 //! the conversation and hands back the configured stop command. The hook
 //! process runs that command itself, bounded in time.
 

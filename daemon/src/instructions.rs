@@ -1,5 +1,5 @@
-//! The MCP server `instructions` (SPEC §5): the workspaces, the path rule,
-//! and what a "Use berth workspace <name>" line in a chat project means.
+//! The MCP server `instructions` (docs/reference.md, "Agent sessions"): the workspaces, the path
+//! rule, and what a "Use berth workspace <name>" line in a chat project means.
 
 /// The instructions for a session's handshake.
 pub fn instructions(workspaces: &[&str]) -> String {

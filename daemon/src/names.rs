@@ -1,5 +1,6 @@
-//! Workspace names: the one rule every name must pass (SPEC §0), checked wherever a name enters
-//! berth (CLI, tools, project files, settings), so an invalid name never reaches the registry.
+//! Workspace names: the one rule every name must pass (docs/reference.md, "Terms"), checked
+//! wherever a name enters berth (CLI, tools, project files, settings), so an invalid name never
+//! reaches the registry.
 
 use std::fmt;
 
@@ -41,7 +42,7 @@ impl fmt::Display for NameProblem {
     }
 }
 
-/// Checks `name` against the workspace name rule (SPEC §0).
+/// Checks `name` against the workspace name rule (docs/reference.md, "Terms").
 pub fn check_workspace_name(name: &str) -> Result<(), NameError> {
     let fail = |problem| {
         Err(NameError {

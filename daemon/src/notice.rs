@@ -1,5 +1,5 @@
-//! The question an agent session asks the user once (SPEC §5), in words:
-//! the workspace used meanwhile, the workspaces that exist, and the request
+//! The question an agent session asks the user once (docs/reference.md, "Agent sessions"), in
+//! words: the workspace used meanwhile, the workspaces that exist, and the request
 //! to ask once and call `use_workspace`. Pure: the MCP shim and the
 //! session-start hook both show this text, so they say the same thing.
 //! Paths, names and notes are escaped in it, as in every human output.
@@ -32,8 +32,9 @@ Workspaces on this device: {}. Ask the user once which workspace this project sh
 }
 
 /// The resolution's notes, one line each (an ignored project file, tied roots, a setting naming
-/// a deleted workspace): SPEC §3 has them reach the user through the session too, so the
-/// session's first result and the session-start hook carry them after the notice or status line.
+/// a deleted workspace): docs/reference.md ("Roots, the walk and project files") has them reach the
+/// user through the session too, so the session's first result and the session-start hook carry
+/// them after the notice or status line.
 pub fn notes(answer: &Answer) -> Option<String> {
     note_lines(&answer.notes)
 }

@@ -1,6 +1,7 @@
-//! The project file `<dir>/.berth/workspace.json` (SPEC §3): where it lives, how big it may be,
-//! and how its bytes become a workspace name. Parsing is pure; reading it is `fsview`'s job.
-//! A file only *proposes* a workspace; whether it is honoured is decided in `resolve`.
+//! The project file `<dir>/.berth/workspace.json` (docs/reference.md, "Roots, the walk and project
+//! files"): where it lives, how big it may be, and how its bytes become a workspace name. Parsing
+//! is pure; reading it is `fsview`'s job. A file only *proposes* a workspace; whether it is
+//! honoured is decided in `resolve`.
 
 use std::path::{Path, PathBuf};
 

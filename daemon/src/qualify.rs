@@ -1,5 +1,5 @@
-//! Qualified paths (SPEC §7): one pure function maps a tool's path, the
-//! session's own folder and the registry to a place and a relative path, or
+//! Qualified paths (docs/reference.md, "Qualified paths and file tools"): one pure function maps a
+//! tool's path, the session's own folder and the registry to a place and a relative path, or
 //! a refusal. Every path berth returns is qualified, so an agent can quote
 //! it back.
 //!

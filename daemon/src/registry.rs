@@ -13,7 +13,8 @@ use std::sync::OnceLock;
 
 use crate::pathutil::{depth, is_within, normalize, normalized};
 
-/// Where a workspace's files live (SPEC §2). The path of a managed home is derived by the store.
+/// Where a workspace's files live (docs/reference.md, "Workspaces and homes"). The path of a
+/// managed home is derived by the store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Home {
     Managed,

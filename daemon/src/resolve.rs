@@ -1,6 +1,6 @@
-//! Resolution (SPEC §4): which workspace a directory belongs to, and why, as one pure function
-//! of gathered facts. No I/O, no environment, no clock: the daemon walks through its cache, reads
-//! the pins and snapshots the registry, then calls [`resolve`].
+//! Resolution (docs/reference.md, "Resolution"): which workspace a directory belongs to, and why,
+//! as one pure function of gathered facts. No I/O, no environment, no clock: the daemon walks
+//! through its cache, reads the pins and snapshots the registry, then calls [`resolve`].
 //!
 //! An invalid project file is treated as absent and the search continues to farther files: a typo
 //! in a nested file should not silently block the project's real file, and the note naming the
@@ -18,7 +18,8 @@ use crate::project_file::project_file_path;
 use crate::registry::Registry;
 use crate::walk::Stop;
 
-/// Who is asking: the last step of the order differs (SPEC §4, 5a/5b).
+/// Who is asking, because the last step of the order differs: the CLI ends at the active
+/// workspace, an agent session at the unassigned setting first (docs/reference.md, "Resolution").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     Cli,
@@ -212,7 +213,8 @@ pub fn summarize_walk(walk: &[WalkStep], registry: &Registry) -> WalkSummary {
     summary
 }
 
-/// Answers SPEC §4 for `facts.directory`; the first rule that answers wins.
+/// Answers the resolution order (docs/reference.md, "Resolution") for `facts.directory`; the first
+/// rule that answers wins.
 pub fn resolve(facts: &Facts<'_>) -> Result<Answer, ResolveError> {
     let registry = facts.registry;
     let summary = summarize_walk(&facts.walk, registry);
@@ -278,7 +280,8 @@ pub fn resolve(facts: &Facts<'_>) -> Result<Answer, ResolveError> {
         }
     }
 
-    // 5b: an agent session uses the unassigned setting when it still names a workspace.
+    // Last step, for an agent session: it uses the unassigned setting when it still names a
+    // workspace.
     if facts.mode == Mode::Agent
         && let Some(name) = &registry.unassigned
     {
@@ -291,7 +294,7 @@ pub fn resolve(facts: &Facts<'_>) -> Result<Answer, ResolveError> {
         ));
     }
 
-    // 5a, and 5b without a usable setting.
+    // Last step, for the CLI, and for a session without a usable setting.
     Ok(answer(registry.active.clone(), Reason::Active, notes))
 }
 
@@ -309,9 +312,9 @@ fn proposal_note(file: &FileVerdict) -> String {
     )
 }
 
-/// Whether a session should ask the user once (SPEC §5): it has a project, and either nothing
-/// assigned its workspace or its project file proposes an unapproved one. A session without a
-/// project is never asked.
+/// Whether a session should ask the user once (docs/reference.md, "Agent sessions"): it has a
+/// project, and either nothing assigned its workspace or its project file proposes an unapproved
+/// one. A session without a project is never asked.
 pub fn needs_asking(answer: &Answer) -> bool {
     answer.project.is_some()
         && (matches!(answer.reason, Reason::Active | Reason::UnassignedSetting)

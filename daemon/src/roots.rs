@@ -1,5 +1,5 @@
-//! Roots: the folders this device approved for a workspace (SPEC §3).
-//! One approval both claims the folders beneath it and accepts the project
+//! Roots: the folders this device approved for a workspace (docs/reference.md, "Roots, the walk and
+//! project files"). One approval both claims the folders beneath it and accepts the project
 //! files inside it, so adding one is guarded.
 
 use std::path::{Path, PathBuf};
@@ -48,7 +48,8 @@ impl Device {
     }
 
     /// Refuses the filesystem root, a home, an ancestor of a home, and any folder of berth's
-    /// own data dir (managed homes, scratch folders: SPEC §6, never roots).
+    /// own data dir (managed homes, scratch folders: never roots, docs/reference.md, "Scratch
+    /// folders").
     pub(crate) fn check_root_place(
         &self,
         dir: &Path,

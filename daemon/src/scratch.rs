@@ -1,5 +1,5 @@
-//! Sweeping scratch folders (SPEC §6): a session without a project gets
-//! `<data>/scratch/<session-id>`; once the session has ended and
+//! Sweeping scratch folders (docs/reference.md, "Scratch folders"): a session without a project
+//! gets `<data>/scratch/<session-id>`; once the session has ended and
 //! `scratch.keep_hours` (default 24) have passed, the folder goes. The plan
 //! is a pure function of `now`, so tests drive a fixed clock.
 //!

@@ -24,9 +24,9 @@ pub struct Session {
     pub caller: Caller,
     /// The pinned resolution.
     pub pin: Answer,
-    /// Why the pin is not the session's answer: `BERTH_WORKSPACE` names no workspace (SPEC §4,
-    /// an error). `pin` is then the answer without it, for the folder a qualified path or a
-    /// tool's own `workspace` reaches; calls without one get this error.
+    /// Why the pin is not the session's answer: `BERTH_WORKSPACE` names no workspace (an error:
+    /// docs/reference.md, "Resolution"). `pin` is then the answer without it, for the folder a
+    /// qualified path or a tool's own `workspace` reaches; calls without one get this error.
     pub pin_error: Option<BerthError>,
     /// `CLAUDE_CODE_SESSION_ID`, linking it to the same session's hooks.
     pub client_session_id: String,

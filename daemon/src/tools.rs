@@ -1,6 +1,6 @@
-//! The MCP tools' meaning (SPEC §5, §7). `berth-mcp` only forwards a call's
-//! name and arguments; everything a tool decides is decided here, for the
-//! session the call belongs to.
+//! The MCP tools' meaning (docs/reference.md, "Agent sessions" and "Qualified paths and file
+//! tools"). `berth-mcp` only forwards a call's name and arguments; everything a tool decides is
+//! decided here, for the session the call belongs to.
 
 use std::path::PathBuf;
 

@@ -1,5 +1,5 @@
-//! `workspace use` and the MCP `use_workspace` tool (SPEC §5, §10): act on
-//! the user's choice of workspace for the project around a directory.
+//! `workspace use` and the MCP `use_workspace` tool (docs/reference.md, "Agent sessions" and "The
+//! CLI"): act on the user's choice of workspace for the project around a directory.
 //!
 //! Creating the workspace, approving the folder as a root and writing the
 //! project file happen together or not at all: every refusal is decided

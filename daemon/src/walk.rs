@@ -1,6 +1,7 @@
-//! The walk plan (SPEC §3): which folders a lookup from a directory visits, nearest first, and
-//! where and why it stops. A pure function of (start, homes); the caller binds `$HOME` and
-//! `BERTH_EXTRA_HOME` in. Inputs are absolute, already canonical paths.
+//! The walk plan (docs/reference.md, "Roots, the walk and project files"): which folders a lookup
+//! from a directory visits, nearest first, and where and why it stops. A pure function of (start,
+//! homes); the caller binds `$HOME` and `BERTH_EXTRA_HOME` in. Inputs are absolute, already
+//! canonical paths.
 
 use std::borrow::Cow;
 use std::fmt;

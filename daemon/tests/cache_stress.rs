@@ -1,4 +1,4 @@
-//! The lookup cache is never stale (issue 4): a seeded generator creates, edits, renames and
+//! The lookup cache is never stale (ADR 0004): a seeded generator creates, edits, renames and
 //! deletes folders, project files (valid and invalid) and `.git` markers under a temp tree, while
 //! a second thread keeps resolving random folders through a `Device` built as the daemon builds
 //! it. After every burst of changes, once the last change is 20 ms old, every folder of the tree

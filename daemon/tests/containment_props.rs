@@ -1,4 +1,4 @@
-//! Property tests (issue 6): no generated tool path — with `..`, `.`, empty
+//! Property tests of containment (ADR 0006): no generated tool path — with `..`, `.`, empty
 //! and absolute parts, unicode, very long names, and symlinks planted in the
 //! tree pointing out — ever resolves or reaches outside its folder.
 

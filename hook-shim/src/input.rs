@@ -40,7 +40,7 @@ pub fn read(mut reader: impl Read + Send + 'static, limit: usize, timeout: Durat
 
 /// Reads stdin within the limits. On Unix this stays on the calling thread
 /// and waits with `poll`, so no reader thread is started (a thread costs a
-/// hook call about 30k instructions and a `clone`; issue 10); elsewhere it is
+/// hook call about 30k instructions and a `clone`; ADR 0010); elsewhere it is
 /// [`read`].
 pub fn read_stdin(limit: usize, timeout: Duration) -> Input {
     #[cfg(unix)]

@@ -1,5 +1,5 @@
 //! `berth-hook`: the hook executable coding clients run at session start
-//! and when a turn stops (SPEC §8). It only translates: it reads the
+//! and when a turn stops (docs/reference.md, "Hooks"). It only translates: it reads the
 //! client's payload, forwards the session's cwd to berthd, and prints the
 //! reply in the client's format. It never breaks its client: whatever goes
 //! wrong is logged (see [`logging`]) and it exits 0 with nothing on stdout
@@ -227,7 +227,7 @@ fn run(args: &Args, env: &EnvCtx) -> String {
 }
 
 /// `BERTH_CWD` (bridges) when absolute, else the payload's `cwd`; never a
-/// guess from Cursor's `workspace_roots` (SPEC §8). Without one, why not.
+/// guess from Cursor's `workspace_roots` (docs/reference.md, "Hooks"). Without one, why not.
 fn session_dir(payload: &Payload, berth_cwd: Option<String>) -> Result<String, String> {
     let over = berth_cwd.filter(|c| !c.is_empty());
     match &over {

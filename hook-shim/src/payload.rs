@@ -5,8 +5,8 @@
 //! Every field is read leniently: a field of the wrong type counts as
 //! absent, so a payload that is a JSON object always yields a [`Payload`].
 //!
-//! **The working directory** is the payload's `cwd` and nothing else (SPEC
-//! §8). Cursor's payloads carry none, only `workspace_roots`, the folders of
+//! **The working directory** is the payload's `cwd` and nothing else (docs/reference.md,
+//! "Hooks"). Cursor's payloads carry none, only `workspace_roots`, the folders of
 //! its window: a multi-root window lists several, and the first need not be
 //! where the agent works, so taking one would be a guess that can put a
 //! conversation in the wrong workspace. `workspace_roots` only tells the
@@ -80,7 +80,7 @@ pub struct Payload {
     /// The session's absolute working directory: the payload's `cwd`. `None`
     /// when absent, empty or relative. Cursor's `workspace_roots` is never
     /// read as one: a window may list several folders, and the first need
-    /// not be where the agent works (SPEC §8, ADR 0007).
+    /// not be where the agent works (docs/reference.md, "Hooks"; ADR 0007).
     pub cwd: Option<String>,
     /// The payload's `cwd` when it was relative, and so ignored (the log
     /// says so).

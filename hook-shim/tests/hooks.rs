@@ -289,7 +289,8 @@ fn every_client_in_an_approved_project_is_told_its_workspace_and_why() {
     });
 }
 
-/// SPEC §3: a note about an ignored project file reaches the user through the hook's context.
+/// docs/reference.md, "Roots, the walk and project files": a note about an ignored project file
+/// reaches the user through the hook's context.
 #[test]
 fn every_client_hears_the_notes_about_an_ignored_project_file() {
     let w = world();
@@ -339,7 +340,7 @@ fn every_client_without_a_cwd_hears_nothing_about_workspaces() {
     every_shape_says(&w, None, |c| c.is_none());
 }
 
-/// SPEC §4: a `BERTH_WORKSPACE` naming no workspace is an error. A
+/// docs/reference.md, "Resolution": a `BERTH_WORKSPACE` naming no workspace is an error. A
 /// session-start shows the daemon's refusal in the client's format, so the
 /// model learns its pin is wrong; a stop still prints and runs nothing
 /// (ADR 0007, decision 2).
@@ -711,7 +712,7 @@ fn cursor_payload(fixture: &str, roots: &[&Path], cwd: Option<&Path>, session: &
 
 #[test]
 fn cursor_without_berth_cwd_says_nothing_and_runs_nothing_even_in_an_approved_root() {
-    // SPEC §8: Cursor's payloads have `workspace_roots` and no `cwd`, and a
+    // docs/reference.md, "Hooks": Cursor's payloads have `workspace_roots` and no `cwd`, and a
     // multi-root window's first folder need not be where the agent works.
     let w = world();
     let trace = trace_stop_command(&w.env);

@@ -1,5 +1,6 @@
 //! Who the session is, as forwarded to the daemon: its directory and the
-//! `BERTH_WORKSPACE` / `BERTH_EXTRA_HOME` pins (SPEC §1, §5).
+//! `BERTH_WORKSPACE` / `BERTH_EXTRA_HOME` pins (docs/reference.md, "Programs, files and
+//! environment" and "Agent sessions").
 //!
 //! [`choose_dir`] owns the choice of the directory and does no I/O: the
 //! environment and the filesystem come in as data and a probe, so its tests

@@ -1,4 +1,4 @@
-//! `berth-mcp`: the MCP stdio server each editor spawns (SPEC §5).
+//! `berth-mcp`: the MCP stdio server each editor spawns (docs/reference.md, "Agent sessions").
 //!
 //! It only translates. It registers one agent session with `berthd` (which
 //! resolves and pins the session's workspace), holds that registration open

@@ -598,8 +598,9 @@ async fn an_approved_project_gets_no_notice() {
     shim.stop().await;
 }
 
-/// SPEC §3: a note about an ignored project file reaches the user through the session notice
-/// too, on the first result only, even when nothing needs asking.
+/// docs/reference.md, "Roots, the walk and project files": a note about an ignored project file
+/// reaches the user through the session notice too, on the first result only, even when nothing
+/// needs asking.
 #[tokio::test]
 async fn an_ignored_project_file_is_noted_on_the_first_result_only() {
     let env = TestEnv::new();
@@ -920,7 +921,8 @@ async fn the_session_directory_comes_from_cwd_then_berth_cwd_then_claude_project
     s.stop().await;
 }
 
-/// SPEC §5 "first found": a `--cwd`, `BERTH_CWD` or `CLAUDE_PROJECT_DIR`
+/// The session directory is the first one found (docs/reference.md, "Agent
+/// sessions"): a `--cwd`, `BERTH_CWD` or `CLAUDE_PROJECT_DIR`
 /// that is not an existing directory is skipped, named in a warning, for the
 /// next one, down to the working directory; the session works and gets the
 /// daemon's instructions.
@@ -1014,8 +1016,9 @@ async fn berth_workspace_and_extra_home_are_forwarded() {
     s.stop().await;
 }
 
-/// SPEC §4: a `BERTH_WORKSPACE` naming no workspace is an error, for the calls it would answer;
-/// a tool's own `workspace` (rule 1) still answers, and `list_workspaces` needs no workspace.
+/// docs/reference.md, "Resolution": a `BERTH_WORKSPACE` naming no workspace is an error, for the
+/// calls it would answer; a tool's own `workspace` (rule 1) still answers, and `list_workspaces`
+/// needs no workspace.
 #[tokio::test]
 async fn an_unknown_berth_workspace_fails_only_the_calls_it_would_answer() {
     let env = TestEnv::new();
@@ -1128,9 +1131,9 @@ async fn a_daemon_restarted_by_someone_else_gets_the_session_back() {
     shim.stop().await;
 }
 
-/// SPEC §6: a scratch folder goes only once its session has ended. A daemon restart is not
-/// an end: the restarted daemon's sweep keeps the folder of a shim that still runs, even
-/// with no grace period at all, and the session reads its file back.
+/// docs/reference.md, "Scratch folders": a scratch folder goes only once its session has ended. A
+/// daemon restart is not an end: the restarted daemon's sweep keeps the folder of a shim that still
+/// runs, even with no grace period at all, and the session reads its file back.
 #[tokio::test]
 async fn a_daemon_restart_keeps_a_running_sessions_scratch_folder() {
     let env = TestEnv::new();

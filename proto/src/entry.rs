@@ -3,7 +3,8 @@
 //! Before `main`, Rust's standard start-up asks glibc where the main thread's
 //! stack guard is (`pthread_getattr_np`, which reads and parses
 //! `/proc/self/maps`: about 110k instructions and six system calls, a third of
-//! an empty Rust program's start-up; docs/benchmarks.md, issue 10). berth's
+//! an empty Rust program's start-up; docs/benchmarks.md,
+//! "The suite against the start-up limits"). berth's
 //! hot-path clients skip it: on Unix they are `#![no_main]` and call
 //! [`start`] and [`finish`] from a C `main`, which keep the parts of the
 //! standard start-up they rely on:

@@ -4,8 +4,8 @@
 use std::borrow::Cow;
 
 /// A user-given name as a message shows it: as typed when every character is visible and not a
-/// quote (`no workspace plans — workspaces: …`, the SPEC's wording), else quoted and escaped, so
-/// a space, a control character or an empty name cannot hide in the sentence.
+/// quote (`no workspace plans — workspaces: …`, as docs/reference.md words it), else quoted and
+/// escaped, so a space, a control character or an empty name cannot hide in the sentence.
 pub fn shown(name: &str) -> String {
     let plain = !name.is_empty()
         && name

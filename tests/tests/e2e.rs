@@ -3,52 +3,60 @@
 //!
 //! Run with `cargo test --workspace`, which builds the binaries first.
 
-// Auto-start, one daemon per user, crashes, signals, permissions, corrupt state (SPEC §11).
+// Auto-start, one daemon per user, crashes, signals, permissions, corrupt state (docs/reference.md,
+// "The daemon").
 #[path = "e2e/daemon.rs"]
 mod daemon;
-// Local homes: where `workspace create --home` may put a workspace's files (SPEC §2).
+// Local homes: where `workspace create --home` may put a workspace's files (docs/reference.md,
+// "Workspaces and homes").
 #[path = "e2e/homes.rs"]
 mod homes;
 // Homes that nest or are swapped, metadata on overwrite, a bad registry row.
 #[path = "e2e/home_swaps.rs"]
 mod home_swaps;
-// Workspace create/list/show/switch/delete, names, exit codes (SPEC §2, §10).
+// Workspace create/list/show/switch/delete, names, exit codes (docs/reference.md, "Workspaces and
+// homes" and "The CLI").
 #[path = "e2e/workspaces.rs"]
 mod workspaces;
-// Every row of the resolution table through `berth resolve` (SPEC §4).
+// Every row of the resolution table through `berth resolve` (docs/reference.md, "Resolution").
 #[path = "e2e/resolve.rs"]
 mod resolve;
-// The walk: where it stops, file paths, relative and missing paths (SPEC §3).
+// The walk: where it stops, file paths, relative and missing paths (docs/reference.md, "Roots, the
+// walk and project files").
 #[path = "e2e/walk.rs"]
 mod walk;
-// `root add/remove/list` and their refusals (SPEC §3).
+// `root add/remove/list` and their refusals (docs/reference.md, "Roots, the walk and project
+// files").
 #[path = "e2e/roots.rs"]
 mod roots;
-// `workspace use`: approving a project, overlaps, refusals (SPEC §10).
+// `workspace use`: approving a project, overlaps, refusals (docs/reference.md, "The CLI").
 #[path = "e2e/workspace_use.rs"]
 mod workspace_use;
-// `setting get/set/unset` (SPEC §10).
+// `setting get/set/unset` (docs/reference.md, "The CLI").
 #[path = "e2e/settings.rs"]
 mod settings;
-// `claim`: which workspaces may learn a conversation (SPEC §9).
+// `claim`: which workspaces may learn a conversation (docs/reference.md, "Conversations").
 #[path = "e2e/claim.rs"]
 mod claim;
-// `path`: how a tool path qualifies, with the §10 JSON shape (SPEC §7, §10).
+// `path`: how a tool path qualifies, with its JSON shape (docs/reference.md, "Qualified paths and
+// file tools" and "The CLI").
 #[path = "e2e/path.rs"]
 mod path;
 // `explain`: the walk drawn for a person.
 #[path = "e2e/explain.rs"]
 mod explain;
-// Project files: the bad-file corpus and cloned repositories that only propose (SPEC §3).
+// Project files: the bad-file corpus and cloned repositories that only propose (docs/reference.md,
+// "Roots, the walk and project files").
 #[path = "e2e/project_files.rs"]
 mod project_files;
-// Crash-safety soak: answered writes survive kill -9 at random moments (SPEC §11).
+// Crash-safety soak: answered writes survive kill -9 at random moments (docs/reference.md, "The
+// daemon").
 #[path = "e2e/soak.rs"]
 mod soak;
-// Stampede: 32 clients at once, round after round, one daemon (SPEC §11).
+// Stampede: 32 clients at once, round after round, one daemon (docs/reference.md, "The daemon").
 #[path = "e2e/stampede.rs"]
 mod stampede;
-// Version skew between clients and the daemon (SPEC §11).
+// Version skew between clients and the daemon (docs/reference.md, "The daemon").
 #[path = "e2e/versions.rs"]
 mod versions;
 // Rules that span registry rows hold under concurrent writers.

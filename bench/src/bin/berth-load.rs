@@ -1,4 +1,4 @@
-//! `berth-load`: the RPC load generator behind `bench/rpc.sh` and `bench/scale.sh` (issue 10).
+//! `berth-load`: the RPC load generator behind `bench/rpc.sh` and `bench/scale.sh`.
 //! It talks to a running berthd through the one client connector
 //! (`berth_proto::client::Connection`), as every shim does, and prints one JSON line per run.
 //!

@@ -70,7 +70,7 @@ pub fn path_arg(p: Option<std::path::PathBuf>, what: &str) -> Result<String, Cli
     }
 }
 
-/// The JSON shape of a resolution (SPEC §10).
+/// The JSON shape of a resolution (docs/reference.md, "The CLI").
 pub fn resolution_json(r: &berth_proto::pb::Resolution) -> serde_json::Value {
     use crate::output::nullable;
     serde_json::json!({

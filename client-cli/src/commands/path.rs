@@ -1,4 +1,5 @@
-//! `berth path PATH [--cwd DIR]`: how a tool path resolves (SPEC §7).
+//! `berth path PATH [--cwd DIR]`: how a tool path resolves (docs/reference.md, "Qualified paths and
+//! file tools").
 
 use std::path::PathBuf;
 

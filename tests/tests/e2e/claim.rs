@@ -1,4 +1,4 @@
-//! `berth claim --cwd DIR... [--workspace W]` (SPEC §9).
+//! `berth claim --cwd DIR... [--workspace W]` (docs/reference.md, "Conversations").
 
 use berth_tests::TestEnv;
 use serde_json::json;

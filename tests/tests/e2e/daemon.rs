@@ -1,4 +1,4 @@
-//! The daemon's life as clients see it (SPEC §11).
+//! The daemon's life as clients see it (docs/reference.md, "The daemon").
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::process::Stdio;
@@ -200,8 +200,9 @@ fn the_socket_folder_is_0700_and_the_socket_0600() {
     );
 }
 
-/// A runtime dir made by hand (mkdir's 0755) still holds the socket: SPEC §1 names
-/// `$XDG_RUNTIME_DIR/berth/berthd.sock`, and the `berth` folder inside is berth's own, 0700.
+/// A runtime dir made by hand (mkdir's 0755) still holds the socket: docs/reference.md ("Programs,
+/// files and environment") names `$XDG_RUNTIME_DIR/berth/berthd.sock`, and the `berth` folder
+/// inside is berth's own, 0700.
 #[test]
 fn a_readable_runtime_dir_of_ours_still_holds_the_derived_socket() {
     let env = TestEnv::without_berth_socket();
@@ -471,8 +472,8 @@ fn status_and_stop_treat_a_stale_socket_as_no_daemon() {
 }
 
 /// A temp cleaner removed the socket of a running daemon: it holds the lock
-/// but nobody can reach it. SPEC §11: "A daemon that holds the lock but no
-/// longer answers in time is reported with how to stop it (`--force`)."
+/// but nobody can reach it. A daemon that holds the lock but no longer answers
+/// in time is reported with how to stop it, `--force` (docs/reference.md, "The daemon").
 #[test]
 fn a_daemon_whose_socket_vanished_is_reported_with_force_and_stop_force_recovers() {
     let env = TestEnv::new();
@@ -567,8 +568,9 @@ fn a_busy_answer_from_a_daemon_on_its_way_out_is_followed_by_a_new_start() {
     assert_eq!(env.daemon_pids().len(), 1);
 }
 
-/// SPEC §11: `RUST_LOG`-style filters. `BERTH_LOG` sets the daemon's filter, else `RUST_LOG`,
-/// else `info`. (The harness sets `BERTH_LOG=debug`; each case starts without it.)
+/// `RUST_LOG`-style filters (docs/reference.md, "The daemon"). `BERTH_LOG` sets the daemon's
+/// filter, else `RUST_LOG`, else `info`. (The harness sets `BERTH_LOG=debug`; each case starts
+/// without it.)
 #[test]
 fn the_log_filter_comes_from_berth_log_then_rust_log() {
     for (vars, ready_logged) in [

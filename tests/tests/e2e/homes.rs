@@ -1,5 +1,5 @@
-//! Local homes at `workspace create --home` (SPEC §2): accepted only where
-//! nothing can go wrong, refused with what to do otherwise.
+//! Local homes at `workspace create --home` (docs/reference.md, "Workspaces and homes"): accepted
+//! only where nothing can go wrong, refused with what to do otherwise.
 
 use berth_tests::TestEnv;
 use rstest::rstest;

@@ -1,4 +1,4 @@
-//! Hostile input through every entry point (issue 9): CLI arguments, RPC
+//! Hostile input through every entry point (docs/reliability.md): CLI arguments, RPC
 //! fields, project files, hook payloads and tool arguments. Each gets a
 //! clear answer (exit 1 or 2 with a message; an RPC error with a message;
 //! a hook exits 0 with valid stdout), nothing hangs (every run is bounded),

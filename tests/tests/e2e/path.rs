@@ -1,5 +1,6 @@
-//! `berth path PATH [--cwd DIR]` (SPEC §7, §10): every path form, qualified as a tool in that
-//! directory would see it, in the `{"qualified", "absolute", "workspace"}` shape.
+//! `berth path PATH [--cwd DIR]` (docs/reference.md, "Qualified paths and file tools" and "The
+//! CLI"): every path form, qualified as a tool in that directory would see it, in the
+//! `{"qualified", "absolute", "workspace"}` shape.
 
 use berth_tests::TestEnv;
 use serde_json::{Value, json};

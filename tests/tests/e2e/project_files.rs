@@ -1,5 +1,5 @@
-//! Project files (SPEC §3): a bad file is ignored with a note naming it, and a
-//! file that travelled with a repository only proposes.
+//! Project files (docs/reference.md, "Roots, the walk and project files"): a bad file is ignored
+//! with a note naming it, and a file that travelled with a repository only proposes.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;

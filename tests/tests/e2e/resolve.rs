@@ -1,4 +1,5 @@
-//! SPEC §4, row by row, through `berth resolve --json`.
+//! The resolution order (docs/reference.md, "Resolution"), row by row, through `berth resolve
+//! --json`.
 
 use std::path::PathBuf;
 

@@ -1,4 +1,5 @@
-//! `berth root add/remove/list` (SPEC §3, §10).
+//! `berth root add/remove/list` (docs/reference.md, "Roots, the walk and project files" and "The
+//! CLI").
 
 use berth_tests::TestEnv;
 use serde_json::json;
@@ -135,8 +136,9 @@ fn the_home_an_ancestor_of_it_and_the_filesystem_root_are_never_roots() {
     assert_eq!(env.json(["root", "list"]), json!({"roots": []}));
 }
 
-/// SPEC §6: scratch folders are never roots; nor is anything else of berth's own data folder
-/// (a managed home is where a workspace's files live, not a project to claim).
+/// docs/reference.md, "Scratch folders": scratch folders are never roots; nor is anything else of
+/// berth's own data folder (a managed home is where a workspace's files live, not a project to
+/// claim).
 #[test]
 fn berths_data_folder_its_homes_and_scratch_folders_are_never_roots() {
     let env = env_with(&["a", "b"]);

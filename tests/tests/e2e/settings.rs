@@ -1,4 +1,4 @@
-//! `berth setting get/set/unset` (SPEC §10).
+//! `berth setting get/set/unset` (docs/reference.md, "The CLI").
 
 use berth_tests::TestEnv;
 use serde_json::json;

@@ -1,5 +1,5 @@
-//! Crash-safety soak (SPEC §11: "every answered write is durable; a crash
-//! loses nothing answered"): a stream of registry writes through the CLI
+//! Crash-safety soak (every answered write is durable; a crash loses
+//! nothing answered: docs/reference.md, "The daemon"): a stream of registry writes through the CLI
 //! while another thread `kill -9`s the daemon at random moments.
 //!
 //! CI runs a few kills; the long run is

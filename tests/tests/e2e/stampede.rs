@@ -1,5 +1,5 @@
-//! Stampede (SPEC §11: "many clients starting it at once yield one
-//! daemon"): 32 clients released together with no daemon running, round
+//! Stampede (many clients starting the daemon at once yield one daemon:
+//! docs/reference.md, "The daemon"): 32 clients released together with no daemon running, round
 //! after round. Extends `daemon.rs`'s single round of 24.
 //!
 //! CI runs 3 rounds; the long run is

@@ -1,6 +1,6 @@
-//! Version skew between clients and the daemon (SPEC §11: "client and
-//! daemon exchange versions; a client meeting an older daemon restarts it
-//! or says how"). An older daemon replaced by a newer client is in
+//! Version skew between clients and the daemon (client and daemon
+//! exchange versions; a client meeting an older daemon restarts it or says
+//! how: docs/reference.md, "The daemon"). An older daemon replaced by a newer client is in
 //! `daemon.rs`; a newer daemon meeting an old client cannot be run end to
 //! end (there is no old client binary), so its refusal is unit-tested at
 //! the RPC level in `daemon/src/server.rs` (`check_client_version`).

@@ -1,4 +1,5 @@
-//! The walk (SPEC §3): where it stops, and what a PATH argument means.
+//! The walk (docs/reference.md, "Roots, the walk and project files"): where it stops, and what a
+//! PATH argument means.
 
 use berth_tests::TestEnv;
 use serde_json::json;

@@ -1,4 +1,4 @@
-//! `berth workspace use [W] [--allow-overlap]` (SPEC §10, §5).
+//! `berth workspace use [W] [--allow-overlap]` (docs/reference.md, "The CLI" and "Agent sessions").
 
 use std::path::Path;
 
@@ -231,8 +231,9 @@ fn run_with_memory_cap(env: &TestEnv, dir: &Path, args: &[&str]) -> berth_tests:
 }
 
 /// A project file that is not a regular file (a FIFO, a link to /dev/zero)
-/// must neither hang nor exhaust `workspace use`: SPEC §3 ignores such a file
-/// when resolving, and `use` must not read it blindly either.
+/// must neither hang nor exhaust `workspace use`: resolving ignores such a file
+/// (docs/reference.md, "Roots, the walk and project files"), and `use` must not read it blindly
+/// either.
 fn use_over_a_special_file(make: impl FnOnce(&Path)) {
     let env = TestEnv::new();
     let _ = run_with_memory_cap(&env, &env.home(), &["daemon", "start"]).success();

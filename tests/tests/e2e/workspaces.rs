@@ -1,4 +1,5 @@
-//! Workspaces: create, list, show, switch, delete, names, exit codes (SPEC §2, §10).
+//! Workspaces: create, list, show, switch, delete, names, exit codes (docs/reference.md,
+//! "Workspaces and homes" and "The CLI").
 
 use berth_tests::{TestEnv, names};
 use rstest::rstest;

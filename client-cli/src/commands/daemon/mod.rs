@@ -7,7 +7,7 @@ pub mod stop;
 use berth_proto::pb::StatusReply;
 use berth_proto::text::escaped;
 
-/// The JSON shape of `daemon status` (SPEC §10).
+/// The JSON shape of `daemon status` (docs/reference.md, "The CLI").
 pub fn status_json(s: Option<&StatusReply>, socket: &str, data_dir: &str) -> serde_json::Value {
     match s {
         Some(s) => serde_json::json!({

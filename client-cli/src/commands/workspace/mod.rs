@@ -9,7 +9,7 @@ pub mod use_;
 
 use berth_proto::pb;
 
-/// One workspace in the JSON shape of SPEC §10.
+/// One workspace in the JSON shape of docs/reference.md, "The CLI".
 pub fn info_json(w: &pb::WorkspaceInfo) -> serde_json::Value {
     let mut v = serde_json::json!({
         "name": w.name,
