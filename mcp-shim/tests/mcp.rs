@@ -640,47 +640,31 @@ async fn a_session_without_a_project_gets_no_notice() {
     shim.stop().await;
 }
 
-#[tokio::test]
-async fn a_hook_that_already_asked_means_no_second_notice_for_the_same_claude_session() {
+/// Two MCP servers of one client session (a reconnect), linked through the
+/// client's session id in `var`: the second is not asked again.
+async fn one_client_session_is_asked_once(var: &str) {
     let env = TestEnv::new();
     let dir = git_project(&env, "proj");
-    let a = Spawn::new(&env, &dir)
-        .var("CLAUDE_CODE_SESSION_ID", "same")
-        .start()
-        .await;
+    let a = Spawn::new(&env, &dir).var(var, "same").start().await;
     let (first, _) = a.ok("device_context", json!({})).await;
     assert!(is_notice(&first), "{first}");
-    // A second MCP server of the same Claude Code session (a reconnect).
-    let b = Spawn::new(&env, &dir)
-        .var("CLAUDE_CODE_SESSION_ID", "same")
-        .start()
-        .await;
+    let b = Spawn::new(&env, &dir).var(var, "same").start().await;
     let (again, _) = b.ok("device_context", json!({})).await;
-    assert!(!is_notice(&again), "asked twice: {again}");
+    assert!(!is_notice(&again), "asked twice through {var}: {again}");
     a.stop().await;
     b.stop().await;
+}
+
+#[tokio::test]
+async fn a_hook_that_already_asked_means_no_second_notice_for_the_same_claude_session() {
+    one_client_session_is_asked_once("CLAUDE_CODE_SESSION_ID").await;
 }
 
 /// The Copilot CLI names its session in `COPILOT_AGENT_SESSION_ID`, the
 /// same id its hooks' payloads carry as `sessionId`.
 #[tokio::test]
 async fn a_copilot_session_id_links_its_servers_like_claude_codes() {
-    let env = TestEnv::new();
-    let dir = git_project(&env, "proj");
-    let a = Spawn::new(&env, &dir)
-        .var("COPILOT_AGENT_SESSION_ID", "cp-1")
-        .start()
-        .await;
-    let (first, _) = a.ok("device_context", json!({})).await;
-    assert!(is_notice(&first), "{first}");
-    let b = Spawn::new(&env, &dir)
-        .var("COPILOT_AGENT_SESSION_ID", "cp-1")
-        .start()
-        .await;
-    let (again, _) = b.ok("device_context", json!({})).await;
-    assert!(!is_notice(&again), "asked twice: {again}");
-    a.stop().await;
-    b.stop().await;
+    one_client_session_is_asked_once("COPILOT_AGENT_SESSION_ID").await;
 }
 
 // ---------------------------------------------------------------------------
