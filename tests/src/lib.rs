@@ -349,6 +349,20 @@ impl TestEnv {
         file
     }
 
+    /// A protocol connection to this env's running daemon, for tests that
+    /// send RPCs straight to it. Panics when no daemon runs.
+    pub async fn connect(&self) -> berth_proto::client::Connection {
+        let ctx = berth_proto::paths::EnvCtx {
+            berth_socket: Some(self.socket().into()),
+            uid: berth_proto::paths::current_uid(),
+            ..Default::default()
+        };
+        berth_proto::client::Connection::open_existing(&ctx)
+            .await
+            .expect("connect")
+            .expect("a daemon runs")
+    }
+
     /// The pids of live `berthd` processes started for this environment
     /// (their environment holds this env's `BERTH_DATA_DIR`, or they were
     /// seen so before and have not exited yet), found in /proc.

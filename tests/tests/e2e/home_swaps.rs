@@ -22,15 +22,7 @@ struct Session {
 impl Session {
     async fn open(env: &TestEnv) -> Session {
         let _ = env.json(["workspace", "list"]);
-        let ctx = berth_proto::paths::EnvCtx {
-            berth_socket: Some(env.socket().into()),
-            uid: berth_proto::paths::current_uid(),
-            ..Default::default()
-        };
-        let mut conn = Connection::open_existing(&ctx)
-            .await
-            .expect("connect")
-            .expect("a daemon runs");
+        let mut conn = env.connect().await;
         let req = pb::OpenSessionRequest {
             caller: Some(pb::Caller {
                 cwd: env.home().display().to_string(),

@@ -16,7 +16,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use berth_proto::client::{ClientError, Connection};
+use berth_proto::client::ClientError;
 use berth_proto::pb;
 use berth_tests::{Run, TestEnv, bin, names};
 use serde_json::{Value, json};
@@ -461,18 +461,6 @@ fn hook_payload_corpus_and_garbage_exit_0_with_valid_stdout() {
 
 // ---- RPC fields, straight to the daemon ----
 
-async fn connect(env: &TestEnv) -> Connection {
-    let ctx = berth_proto::paths::EnvCtx {
-        berth_socket: Some(env.socket().into()),
-        uid: berth_proto::paths::current_uid(),
-        ..Default::default()
-    };
-    Connection::open_existing(&ctx)
-        .await
-        .expect("connect")
-        .expect("a daemon runs")
-}
-
 /// An RPC error with a message (the daemon's words), never a lost connection.
 fn rpc_refused<T: std::fmt::Debug>(what: &str, r: Result<T, ClientError>) -> String {
     match r {
@@ -501,7 +489,7 @@ async fn hostile_rpc_fields_get_clear_errors_and_the_daemon_keeps_serving() {
     let proj = env.git_root(env.dir("proj/app"));
     let _ = env.run_in(&proj, ["workspace", "use", "app"]).success();
     let pid = env.daemon_pid();
-    let mut conn = connect(env).await;
+    let mut conn = env.connect().await;
     let long = format!("/{}", "c".repeat(64 * 1024));
     let home = env.home().display().to_string();
 

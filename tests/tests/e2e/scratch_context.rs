@@ -1,7 +1,6 @@
 //! The session-start context of a session without a project names its
 //! scratch folder and says it is temporary, as the MCP session does.
 
-use berth_proto::client::Connection;
 use berth_proto::pb;
 use berth_tests::{TestEnv, bin};
 use serde_json::{Value, json};
@@ -59,15 +58,7 @@ async fn the_mcp_session_of_the_same_client_session_is_named_exactly() {
     let env = TestEnv::new();
     let plain = env.dir("plain");
     let _ = env.json(["workspace", "list"]);
-    let ctx = berth_proto::paths::EnvCtx {
-        berth_socket: Some(env.socket().into()),
-        uid: berth_proto::paths::current_uid(),
-        ..Default::default()
-    };
-    let mut conn = Connection::open_existing(&ctx)
-        .await
-        .expect("connect")
-        .expect("a daemon runs");
+    let mut conn = env.connect().await;
     let req = pb::OpenSessionRequest {
         caller: Some(pb::Caller {
             cwd: plain.display().to_string(),

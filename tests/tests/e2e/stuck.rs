@@ -40,18 +40,6 @@ fn gone_soon(pid: u32) -> bool {
     .is_ok()
 }
 
-async fn connect(env: &TestEnv) -> Connection {
-    let ctx = berth_proto::paths::EnvCtx {
-        berth_socket: Some(env.socket().into()),
-        uid: berth_proto::paths::current_uid(),
-        ..Default::default()
-    };
-    Connection::open_existing(&ctx)
-        .await
-        .expect("connect")
-        .expect("a daemon runs")
-}
-
 /// Opens an MCP session in the user's home (no project: qualified paths).
 async fn session(env: &TestEnv, conn: &mut Connection) -> String {
     let open = pb::OpenSessionRequest {
@@ -105,7 +93,7 @@ fn app_with_fifos(env: &TestEnv, fifos: usize) {
 async fn a_fifo_is_not_a_regular_file_for_read_and_edit_and_search_skips_it() {
     let env = TestEnv::new();
     app_with_fifos(&env, 1);
-    let mut conn = connect(&env).await;
+    let mut conn = env.connect().await;
     let id = session(&env, &mut conn).await;
     for (name, args) in [
         ("read", json!({"path": "app/pipe0"})),
@@ -158,13 +146,13 @@ async fn with_fifty_reads_of_fifos_in_flight_the_daemon_answers_others_and_stops
     let env = std::sync::Arc::new(TestEnv::new());
     app_with_fifos(&env, READS);
     let pid = env.daemon_pid();
-    let mut conn = connect(&env).await;
+    let mut conn = env.connect().await;
     let id = session(&env, &mut conn).await;
     let mut reads = tokio::task::JoinSet::new();
     for i in 0..READS {
         let (env, id) = (env.clone(), id.clone());
         reads.spawn(async move {
-            let mut conn = connect(&env).await;
+            let mut conn = env.connect().await;
             tool(
                 &mut conn,
                 &id,
