@@ -351,6 +351,46 @@ fn a_malformed_config_is_refused_and_left_untouched() {
     }
 }
 
+/// Links planted at the temporary names `berth install` could write
+/// through (the one its process id makes, in every spelling berth used) point
+/// at a victim file: the victim is untouched, and the configs are written as
+/// files. `exec` keeps the shell's pid, so the names are known in advance.
+#[test]
+fn install_never_writes_through_a_link_planted_at_its_temporary_name() {
+    let env = TestEnv::new();
+    let victim = env.root().join("victim");
+    write(&victim, "precious");
+    let mut plant = String::new();
+    for (rel, text) in &cases()[0].files {
+        let p = path(&env, rel);
+        write(&p, text.unwrap());
+        let (dir, name) = (
+            p.parent().unwrap(),
+            p.file_name().unwrap().to_str().unwrap(),
+        );
+        let mut names = vec![format!(".{name}.berth-$$.tmp")];
+        names.extend((0..8).map(|n| format!(".{name}.berth-tmp-$$-{n}")));
+        for tmp in names {
+            plant += &format!(
+                "ln -s \"{}\" \"{}/{tmp}\" && ",
+                victim.display(),
+                dir.display()
+            );
+        }
+    }
+    let mut cmd = env.command("sh");
+    cmd.arg("-c")
+        .arg(format!("{plant}exec \"$0\" install claude-code"))
+        .arg(berth_tests::bin("berth"));
+    let _ = env.run(cmd).success();
+    assert_eq!(read(&victim).as_deref(), Some("precious"));
+    for (rel, _) in &cases()[0].files {
+        let p = path(&env, rel);
+        assert!(std::fs::symlink_metadata(&p).unwrap().is_file(), "{rel}");
+        assert!(read(&p).unwrap().contains("berth-"), "{rel}");
+    }
+}
+
 #[test]
 fn a_config_of_the_wrong_shape_is_refused() {
     let env = TestEnv::new();

@@ -208,7 +208,7 @@ fn write_project_file(
             }
             _ => {
                 let backup = file.with_extension("json.bak");
-                crate::atomic::write_atomic(&backup, bytes).map_err(|e| {
+                berth_proto::atomic::write_atomic(&backup, bytes).map_err(|e| {
                     BerthError::internal(format!("backing up {}: {e}", file.display()))
                 })?;
                 notes.push(format!(
@@ -226,7 +226,7 @@ fn write_project_file(
     let dir = file.parent().expect("project file has a folder");
     debug_assert!(dir.ends_with(PROJECT_DIR));
     std::fs::create_dir_all(dir)
-        .and_then(|()| crate::atomic::write_atomic(file, text.as_bytes()))
+        .and_then(|()| berth_proto::atomic::write_atomic(file, text.as_bytes()))
         .map_err(|e| BerthError::refused(format!("writing {}: {e}", file.display())))?;
     Ok(true)
 }
@@ -275,7 +275,7 @@ fn read_existing(file: &std::path::Path) -> Result<Option<Vec<u8>>, BerthError> 
 
 fn restore(file: &std::path::Path, previous: Option<&[u8]>) {
     let _ = match previous {
-        Some(bytes) => crate::atomic::write_atomic(file, bytes),
+        Some(bytes) => berth_proto::atomic::write_atomic(file, bytes),
         None => std::fs::remove_file(file),
     };
 }

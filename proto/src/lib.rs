@@ -1,6 +1,8 @@
 //! berth's wire protocol and the one client path every shim uses.
 //!
 //! - [`pb`]: the generated tonic/prost types for `proto/berth.proto`.
+//! - `atomic` (Unix): the one way berth replaces a file, syncing it and
+//!   following no link.
 //! - [`paths`]: where the socket, data and logs live, derived in one place
 //!   for the daemon and every client alike.
 //! - [`record`]: where the one daemon of a data folder listens, written by
@@ -31,6 +33,8 @@
 //! ```
 #![deny(missing_docs)]
 
+#[cfg(unix)]
+pub mod atomic;
 pub mod client;
 pub mod codes;
 #[cfg(unix)]

@@ -8,7 +8,7 @@
 //! before anything is sent, and the daemon checks every request's data
 //! folder. See docs/decisions/0013-one-daemon-per-data-folder.md.
 
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -35,25 +35,11 @@ pub fn read(data_dir: &Path) -> Option<DaemonRecord> {
     serde_json::from_slice(&bytes).ok()
 }
 
-/// Writes the record atomically (a 0600 temporary file renamed over it), so
-/// a reader sees the old record or the new one, never half of one.
+/// Writes the record atomically (a new record is 0600), so a reader sees
+/// the old record or the new one, never half of one.
 pub fn write(data_dir: &Path, record: &DaemonRecord) -> io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let path = paths::record_path(data_dir);
-    let tmp = data_dir.join(format!(".berthd.json.{}.tmp", std::process::id()));
     let text = serde_json::to_vec_pretty(record).map_err(io::Error::other)?;
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(&text))
-        .and_then(|()| std::fs::rename(&tmp, &path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
+    crate::atomic::write_atomic_mode(&paths::record_path(data_dir), &text, 0o600)
 }
 
 /// Removes the record if it is `pid`'s, so a daemon on its way out never

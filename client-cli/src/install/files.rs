@@ -308,25 +308,11 @@ pub fn has_server(spec: &FileSpec) -> bool {
     }
 }
 
-/// Writes `text` to `path` through a temporary file in the same folder,
-/// keeping the old file's permissions; creates missing parent folders.
+/// Writes `text` to `path` atomically (`berth_proto::atomic`: synced, no
+/// link followed, the old file's mode kept), creating missing parent folders.
 fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.berth-{}.tmp", std::process::id()));
-    let result = (|| {
-        std::fs::write(&tmp, text)?;
-        if let Ok(m) = std::fs::metadata(path) {
-            std::fs::set_permissions(&tmp, m.permissions())?;
-        }
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
     }
-    result
+    berth_proto::atomic::write_atomic(path, text.as_bytes())
 }
