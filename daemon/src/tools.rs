@@ -18,10 +18,12 @@ use serde_json::{Value, json};
 use crate::device::Device;
 use crate::error::BerthError;
 use crate::files::{Folder, ToolOutput, move_path};
-use crate::qualify::{Own, Place, QualifyCtx, Target, own_folder, qualify, unknown_first_segment};
-use crate::registry::Home;
-use crate::resolve::{Answer, Mode};
 use crate::sessions::Session;
+use berth_core::qualify::{
+    Own, Place, QualifyCtx, Target, own_folder, qualify, unknown_first_segment,
+};
+use berth_core::registry::Home;
+use berth_core::resolve::{Answer, Mode};
 
 /// A tool's reply, with the session's pin afterwards.
 #[derive(Debug)]
@@ -94,9 +96,9 @@ impl Device {
         };
         let result = self.run_tool(&session, tool, &args);
         let first = self.take_notice(id)?;
-        let mut text = crate::notice::joined(
+        let mut text = berth_core::notice::joined(
             first.notice.clone(),
-            crate::notice::note_lines(&first.notes),
+            berth_core::notice::note_lines(&first.notes),
         )
         .map(|t| t + "\n")
         .unwrap_or_default();

@@ -44,7 +44,7 @@ pub mod paths;
 pub mod record;
 pub mod settings;
 pub mod spawn;
-pub mod text;
+pub use berth_core::text;
 pub mod tool_args;
 pub mod tool_results;
 pub mod tools;
