@@ -132,10 +132,6 @@ impl Device {
     /// `no workspace x — workspaces: a, b`
     pub(crate) fn unknown_workspace(&self, name: &str) -> BerthError {
         let reg = self.registry();
-        BerthError::not_found(format!(
-            "no workspace {} — workspaces: {}",
-            berth_proto::text::shown(name),
-            reg.names().join(", ")
-        ))
+        BerthError::not_found(berth_proto::text::no_workspace(name, &reg.names()))
     }
 }

@@ -21,7 +21,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::text::shown;
+use crate::text::{no_workspace, shown};
 
 use crate::pathutil::is_within;
 use crate::resolve::{Answer, Reason};
@@ -118,9 +118,8 @@ pub enum QualifyError {
     Empty,
     /// Unqualified in a session whose workspace is only a default.
     #[error(
-        "no workspace {} — workspaces: {}; this session's workspace is only a default, so qualify the path as <workspace>/{path}",
-        shown(first),
-        names.join(", ")
+        "{}; this session's workspace is only a default, so qualify the path as <workspace>/{path}",
+        no_workspace(first, names)
     )]
     Ambiguous {
         /// The path's first segment.
@@ -156,10 +155,9 @@ pub enum QualifyError {
     Invalid(String),
     /// An unqualified path whose first segment names no workspace and no entry of the own folder.
     #[error(
-        "no workspace {} — workspaces: {}; to reach a workspace, qualify the path as <workspace>/{rest}; to create a new top-level folder {} in this session's own folder on purpose, write ./{path}",
-        shown(first),
-        names.join(", "),
-        shown(first),
+        "{}; to reach a workspace, qualify the path as <workspace>/{rest}; to create a new top-level folder {} in this session's own folder on purpose, write ./{path}",
+        no_workspace(first, names),
+        shown(first)
     )]
     UnknownFirstSegment {
         /// The path's first segment.

@@ -15,7 +15,7 @@ use thiserror::Error;
 use crate::fsview::WalkStep;
 use crate::project_file::project_file_path;
 use crate::registry::Registry;
-use crate::text::shown;
+use crate::text::no_workspace;
 use crate::walk::Stop;
 
 /// Who is asking, because the last step of the order differs: the CLI ends at the active
@@ -105,10 +105,8 @@ impl fmt::Display for PinSource {
 pub enum ResolveError {
     // The field is `from`, not `source`: thiserror would take `source` as the error's cause.
     #[error(
-        "no workspace {} — workspaces: {} ({} named it); create it with `berth workspace create {name}`",
-        shown(name),
-        known.join(", "),
-        from
+        "{} ({from} named it); create it with `berth workspace create {name}`",
+        no_workspace(name, known)
     )]
     UnknownWorkspace {
         name: String,

@@ -18,6 +18,18 @@ pub fn shown(name: &str) -> String {
     }
 }
 
+/// `no workspace plans — workspaces: default, notes`: the one wording for a
+/// name that is not a workspace, with the workspaces there are, so the next
+/// step is in sight. Callers add what named it and how to create it.
+pub fn no_workspace<S: AsRef<str>>(name: &str, known: &[S]) -> String {
+    let known: Vec<&str> = known.iter().map(AsRef::as_ref).collect();
+    format!(
+        "no workspace {} — workspaces: {}",
+        shown(name),
+        known.join(", ")
+    )
+}
+
 /// `text` as human output shows it: every control character escaped as Rust writes it (`\u{1b}`,
 /// `\n`, `\r`, `\t`, `\u{7}`), and so are the Unicode controls that reorder the text a terminal
 /// draws (`\u{202e}`). A path or a note can then never move the cursor, recolour or retitle the
@@ -60,7 +72,19 @@ pub fn is_hidden(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{escaped, escaped_lines, shown};
+    use super::{escaped, escaped_lines, no_workspace, shown};
+
+    #[test]
+    fn an_unknown_workspace_is_named_with_the_workspaces_there_are() {
+        assert_eq!(
+            no_workspace("plans", &["default", "notes"]),
+            "no workspace plans — workspaces: default, notes"
+        );
+        assert_eq!(
+            no_workspace("my plans", &Vec::<String>::new()),
+            "no workspace \"my plans\" — workspaces: "
+        );
+    }
 
     #[test]
     fn control_characters_are_escaped_and_the_rest_is_kept() {

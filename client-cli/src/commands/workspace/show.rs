@@ -15,10 +15,8 @@ pub async fn cmd_workspace_show(ctx: &mut Ctx, args: NameArg) -> Result<(), CliE
         .await?;
     let Some(w) = reply.workspaces.iter().find(|w| w.name == args.name) else {
         let names: Vec<&str> = reply.workspaces.iter().map(|w| w.name.as_str()).collect();
-        return Err(CliError::failed(format!(
-            "no workspace {} — workspaces: {}",
-            berth_proto::text::shown(&args.name),
-            names.join(", ")
+        return Err(CliError::failed(berth_proto::text::no_workspace(
+            &args.name, &names,
         )));
     };
     // Its home cannot be used: this workspace fails, with its own message and the way out.
