@@ -36,6 +36,7 @@ use crate::fsview::RealFs;
 use crate::watch::{ChangeKind, DirWatcher, EventSink, NoWatcher, NotifyWatcher, WatchError};
 use crate::watch::{WatchEvent, WatchEvent::Change};
 use berth_core::project_file::{PROJECT_DIR, project_file_path};
+use berth_proto::settings::Setting;
 
 /// How the cache is bounded. Read from settings at daemon start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,30 +50,21 @@ pub struct CacheConfig {
 }
 
 impl Default for CacheConfig {
+    /// The settings' defaults.
     fn default() -> Self {
-        Self {
-            max_entries: 100_000,
-            max_watches: 65_536,
-            trust_after: Duration::from_secs(2),
-        }
+        Self::from_settings(|_| None)
     }
 }
 
 impl CacheConfig {
-    /// The setting bounding the number of entries.
-    pub const MAX_ENTRIES_KEY: &'static str = "cache.max_entries";
-    /// The setting bounding the number of watches.
-    pub const MAX_WATCHES_KEY: &'static str = "cache.max_watches";
-
     /// The configuration from settings (`get` returns a setting's value); unset or unreadable
     /// values keep their default.
-    pub fn from_settings(get: impl Fn(&str) -> Option<String>) -> Self {
-        let d = Self::default();
-        let num = |key, default| get(key).and_then(|v| v.parse().ok()).unwrap_or(default);
+    pub fn from_settings(get: impl Fn(Setting) -> Option<String>) -> Self {
+        let num = |s: Setting| usize::try_from(s.number(get(s).as_deref())).unwrap_or(usize::MAX);
         Self {
-            max_entries: num(Self::MAX_ENTRIES_KEY, d.max_entries),
-            max_watches: num(Self::MAX_WATCHES_KEY, d.max_watches),
-            ..d
+            max_entries: num(Setting::CacheMaxEntries),
+            max_watches: num(Setting::CacheMaxWatches),
+            trust_after: Duration::from_secs(2),
         }
     }
 }
@@ -968,13 +960,14 @@ mod tests {
 
     #[test]
     fn settings_bound_the_cache() {
-        let c = CacheConfig::from_settings(|k| match k {
-            "cache.max_entries" => Some("500".into()),
-            "cache.max_watches" => Some("nonsense".into()),
+        let c = CacheConfig::from_settings(|s| match s {
+            Setting::CacheMaxEntries => Some("500".into()),
+            Setting::CacheMaxWatches => Some("nonsense".into()),
             _ => None,
         });
         assert_eq!(c.max_entries, 500);
-        assert_eq!(c.max_watches, CacheConfig::default().max_watches);
+        assert_eq!(c.max_watches, 65_536);
+        assert_eq!(CacheConfig::default().max_entries, 100_000);
     }
 
     #[test]

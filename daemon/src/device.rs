@@ -48,8 +48,8 @@ impl Device {
         // home even when $HOME is spelled through a symlink.
         let home = home.map(|h| std::fs::canonicalize(&h).unwrap_or(h));
         // Read once, at start: changing these settings takes effect on the next daemon.
-        let cache = LookupCache::new(CacheConfig::from_settings(|key| {
-            store.get_setting(key).ok().flatten()
+        let cache = LookupCache::new(CacheConfig::from_settings(|setting| {
+            store.get_setting(setting.key()).ok().flatten()
         }));
         Ok(Device {
             store,

@@ -10,10 +10,7 @@ use crate::error::BerthError;
 use crate::store::Conversation;
 use berth_core::qualify::{Own, own_folder};
 use berth_core::resolve::{Answer, Mode};
-use berth_core::scratch::DEFAULT_KEEP_HOURS;
-
-/// Default time limit of `hooks.stop_command`.
-pub const DEFAULT_STOP_TIMEOUT_SECS: u32 = 30;
+use berth_proto::settings::Setting;
 
 /// What a hook forwarded.
 #[derive(Debug, Clone, Copy)]
@@ -84,12 +81,13 @@ impl Device {
                     workspace: &answer.workspace,
                     reason: answer.reason.as_str(),
                 })?;
-                let stop_command = self.store.get_setting("hooks.stop_command")?;
-                let stop_timeout_secs = self
+                let stop_command = self.store.get_setting(Setting::HooksStopCommand.key())?;
+                let timeout = self
                     .store
-                    .get_setting("hooks.stop_timeout_secs")?
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(DEFAULT_STOP_TIMEOUT_SECS);
+                    .get_setting(Setting::HooksStopTimeoutSecs.key())?;
+                let stop_timeout_secs =
+                    u32::try_from(Setting::HooksStopTimeoutSecs.number(timeout.as_deref()))
+                        .unwrap_or(u32::MAX);
                 Ok(HookOutcome {
                     answer,
                     context: String::new(),
@@ -110,13 +108,12 @@ impl Device {
     /// client session names the exact folder when it registered first;
     /// otherwise the folder the scratch folders live in is named.
     fn scratch_line(&self, client_session_id: &str) -> String {
-        let keep = self
+        let stored = self
             .store
-            .get_setting("scratch.keep_hours")
+            .get_setting(Setting::ScratchKeepHours.key())
             .ok()
-            .flatten()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(DEFAULT_KEEP_HOURS);
+            .flatten();
+        let keep = Setting::ScratchKeepHours.number(stored.as_deref());
         let folder = match self.live_session_of_client(client_session_id) {
             Some(id) => format!("its scratch folder {}", shown(&self.scratch_dir(&id))),
             None => format!(

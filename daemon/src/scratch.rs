@@ -4,7 +4,8 @@
 //!
 //! **Architecture Invariant:** nothing of a live session is ever swept.
 
-use berth_core::scratch::{DEFAULT_KEEP_HOURS, ScratchDir, ended_unseen, plan};
+use berth_core::scratch::{ScratchDir, ended_unseen, plan};
+use berth_proto::settings::Setting;
 
 use crate::device::Device;
 use crate::error::BerthError;
@@ -46,11 +47,9 @@ impl Device {
     /// Sweeps expired scratch folders at `now`; returns how many went.
     pub fn sweep_scratch(&self, now: i64) -> Result<usize, BerthError> {
         self.end_unseen_sessions(now)?;
-        let keep = self
-            .store
-            .get_setting("scratch.keep_hours")?
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(DEFAULT_KEEP_HOURS);
+        let stored = self.store.get_setting(Setting::ScratchKeepHours.key())?;
+        let keep =
+            i64::try_from(Setting::ScratchKeepHours.number(stored.as_deref())).unwrap_or(i64::MAX);
         let root = self.data_dir.join("scratch");
         let mut dirs = Vec::new();
         if let Ok(entries) = std::fs::read_dir(&root) {

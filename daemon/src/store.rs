@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use berth_proto::settings::Setting;
 use rusqlite::{
     Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
 };
@@ -632,8 +633,8 @@ fn insert_root(c: &Connection, workspace: &str, path: &Path) -> Result<bool, Sto
 
 fn remove_workspace(c: &Connection, name: &str) -> Result<bool, StoreError> {
     let reset = c.execute(
-        "DELETE FROM settings WHERE key = 'workspace.unassigned' AND value = ?1",
-        [name],
+        "DELETE FROM settings WHERE key = ?1 AND value = ?2",
+        [Setting::WorkspaceUnassigned.key(), name],
     )? > 0;
     c.execute("DELETE FROM workspaces WHERE name = ?1", [name])?;
     Ok(reset)
@@ -691,8 +692,8 @@ fn read_registry(c: &Connection) -> Result<Registry, StoreError> {
         .optional()?;
     let unassigned: Option<String> = c
         .query_row(
-            "SELECT value FROM settings WHERE key = 'workspace.unassigned'",
-            [],
+            "SELECT value FROM settings WHERE key = ?1",
+            [Setting::WorkspaceUnassigned.key()],
             |r| r.get(0),
         )
         .optional()?;
@@ -759,7 +760,9 @@ mod tests {
         let (_d, store) = fresh();
         store.create_workspace("w", &Home::Managed).unwrap();
         store.add_root("w", Path::new("/p")).unwrap();
-        store.set_setting("workspace.unassigned", "w").unwrap();
+        store
+            .set_setting(Setting::WorkspaceUnassigned.key(), "w")
+            .unwrap();
         assert!(store.delete_workspace("w").unwrap());
         let reg = store.snapshot().unwrap();
         assert!(reg.roots.is_empty());

@@ -28,9 +28,6 @@ pub struct SessionRow {
     pub pid: Option<u32>,
 }
 
-/// Default grace period after a session ends.
-pub const DEFAULT_KEEP_HOURS: i64 = 24;
-
 /// A folder found under `<data>/scratch`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScratchDir {

@@ -24,7 +24,9 @@ pub async fn cmd_setting_get(ctx: &mut Ctx, args: KeyArg) -> Result<(), CliError
         None => output::note(&format!(
             "{} is not set: {}",
             reply.key,
-            berth_proto::settings::find(&reply.key).map_or("", |s| s.when_unset)
+            berth_proto::settings::Setting::from_key(&reply.key)
+                .map(|s| s.when_unset())
+                .unwrap_or_default()
         )),
     }
     output::note(&super::described_text(&reply.key));

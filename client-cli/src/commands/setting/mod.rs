@@ -5,7 +5,7 @@ pub mod list;
 pub mod set;
 pub mod unset;
 
-use berth_proto::settings;
+use berth_proto::settings::{Kind, Setting};
 
 /// A setting in the JSON shape of `setting set` and `unset`.
 pub fn setting_json(key: &str, value: Option<&str>) -> serde_json::Value {
@@ -17,12 +17,16 @@ pub fn setting_json(key: &str, value: Option<&str>) -> serde_json::Value {
 /// [`setting_json`]'s fields, renaming none.
 pub fn described_json(key: &str, value: Option<&str>) -> serde_json::Value {
     let mut doc = setting_json(key, value);
-    if let Some(s) = settings::find(key) {
+    if let Ok(s) = Setting::from_key(key) {
+        let range = match s.kind() {
+            Kind::Number { min, max, .. } => serde_json::json!({"min": min, "max": max}),
+            Kind::Workspace | Kind::Command => serde_json::Value::Null,
+        };
         let extra = serde_json::json!({
-            "default": s.default,
-            "when_unset": s.when_unset,
-            "allowed": s.allowed,
-            "range": s.min.map(|min| serde_json::json!({"min": min, "max": s.max})),
+            "default": s.default_text(),
+            "when_unset": s.when_unset(),
+            "allowed": s.allowed(),
+            "range": range,
         });
         if let (Some(d), serde_json::Value::Object(e)) = (doc.as_object_mut(), extra) {
             d.extend(e);
@@ -33,12 +37,12 @@ pub fn described_json(key: &str, value: Option<&str>) -> serde_json::Value {
 
 /// The line under a setting that says its default and what it accepts.
 pub fn described_text(key: &str) -> String {
-    match settings::find(key) {
-        Some(s) => format!(
+    match Setting::from_key(key) {
+        Ok(s) => format!(
             "default: {}; allowed: {}",
-            s.default.unwrap_or("none (unset)"),
-            s.allowed
+            s.default_text().as_deref().unwrap_or("none (unset)"),
+            s.allowed()
         ),
-        None => String::new(),
+        Err(_) => String::new(),
     }
 }
