@@ -63,8 +63,12 @@ impl CliError {
 }
 
 impl From<ClientError> for CliError {
+    /// The daemon's message, and its hints as `Hint:` lines.
     fn from(e: ClientError) -> Self {
-        CliError::failed(e.to_string())
+        CliError {
+            hints: e.hints(),
+            ..CliError::failed(e.to_string())
+        }
     }
 }
 

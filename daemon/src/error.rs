@@ -1,5 +1,7 @@
 //! The daemon's one error type for requests: a stable [`Code`] for clients to
-//! branch on, and a message that names the thing and the next step.
+//! branch on, a message that names the thing, and hints: the next steps, which
+//! the CLI prints as `Hint:` lines and MCP results carry beside the error
+//! (docs/decisions/0022-error-hints-cross-the-rpc-as-metadata.md).
 
 use berth_proto::codes::Code;
 
@@ -10,8 +12,10 @@ use crate::store::StoreError;
 pub struct BerthError {
     /// What kind of failure.
     pub code: Code,
-    /// What happened and what to do.
+    /// What happened (and what to do, where no hint says it).
     pub message: String,
+    /// What to do next, one step each, in order.
+    pub hints: Vec<String>,
 }
 
 impl BerthError {
@@ -47,10 +51,16 @@ impl BerthError {
     pub fn timed_out(message: impl Into<String>) -> Self {
         Self::new(Code::TimedOut, message)
     }
+    /// Adds a next step.
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hints.push(hint.into());
+        self
+    }
     fn new(code: Code, message: impl Into<String>) -> Self {
         BerthError {
             code,
             message: message.into(),
+            hints: Vec::new(),
         }
     }
 }
@@ -82,6 +92,6 @@ impl From<StoreError> for BerthError {
 
 impl From<BerthError> for tonic::Status {
     fn from(e: BerthError) -> Self {
-        e.code.status(e.message)
+        e.code.status_with_hints(e.message, &e.hints)
     }
 }

@@ -117,7 +117,7 @@ impl Device {
 }
 
 /// Refuses a root that equals, contains or lies inside another workspace's
-/// root, naming them. `confirm` says how the caller confirms (a flag, a tool argument).
+/// root, naming them. `confirm`, the hint, says how the caller confirms (a flag, a tool argument).
 pub(crate) fn refuse_overlap(
     others: &[&Root],
     dir: &Path,
@@ -131,8 +131,9 @@ pub(crate) fn refuse_overlap(
         .map(|r| format!("{} (workspace {:?})", r.path.display(), r.workspace))
         .collect();
     Err(BerthError::refused(format!(
-        "{} overlaps roots of other workspaces: {}. Sharing folders between workspaces must be confirmed: {confirm}",
+        "{} overlaps roots of other workspaces: {}. Sharing folders between workspaces must be confirmed",
         dir.display(),
         list.join(", ")
-    )))
+    ))
+    .hint(confirm))
 }

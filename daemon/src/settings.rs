@@ -42,5 +42,7 @@ impl Device {
 }
 
 fn known(key: &str) -> Result<Setting, BerthError> {
-    Setting::from_key(key).map_err(BerthError::invalid)
+    Setting::from_key(key).map_err(|e| {
+        BerthError::invalid(e).hint("`berth setting list` shows each setting with its default")
+    })
 }

@@ -107,9 +107,13 @@ impl Device {
             Err(e) => {
                 // One line quoting paths as they came: escaped whole for the text.
                 text.push_str(&format!("{}\n", escaped(&e.message)));
+                for hint in &e.hints {
+                    text.push_str(&format!("Hint: {}\n", escaped(hint)));
+                }
                 let failure = Failure {
                     error: e.message,
                     code: e.code.as_str().to_string(),
+                    hints: e.hints,
                 };
                 (to_value(&failure)?, Vec::new(), true)
             }

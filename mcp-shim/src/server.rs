@@ -137,6 +137,7 @@ impl Shim {
                     result: Failure {
                         error: format!("berth: {e}"),
                         code: e.code().map_or("unavailable", |c| c.as_str()).to_string(),
+                        hints: e.hints(),
                     },
                     notice: None,
                     notes: Vec::new(),

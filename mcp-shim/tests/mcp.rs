@@ -793,6 +793,14 @@ async fn an_overlap_changes_nothing_until_allow_overlap() {
         refused.contains("allow_overlap: true") && !refused.contains("--allow-overlap"),
         "the refusal names the tool's argument, not the CLI flag: {refused}"
     );
+    // The way to confirm is the daemon's hint: a line of the text, and in the structured content.
+    let hint = "ask the user, then call use_workspace again with allow_overlap: true";
+    assert!(refused.contains(&format!("\nHint: {hint}\n")), "{refused}");
+    let r = shim.call("use_workspace", json!({"name": "mine"})).await;
+    let s = r.structured_content.expect("structured content");
+    assert_eq!(s["code"], "refused", "{s}");
+    assert_eq!(s["hints"], json!([hint]), "{s}");
+    assert!(!s["error"].as_str().unwrap().contains(hint), "{s}");
     assert!(
         !dir.join(".berth").exists(),
         "nothing may be written on a refusal"

@@ -152,6 +152,14 @@ impl ClientError {
             _ => None,
         }
     }
+
+    /// The next steps the daemon sent with its error, in order.
+    pub fn hints(&self) -> Vec<String> {
+        match self {
+            ClientError::Rpc(s) => crate::codes::hints(s),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// An open connection to the daemon.

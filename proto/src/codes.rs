@@ -2,11 +2,20 @@
 //!
 //! The daemon attaches one to every error it returns (metadata key
 //! [`CODE_HEADER`]); clients branch on the code, never on message text.
+//! An error's hints, the next steps the daemon knows, travel beside it, one
+//! [`HINT_HEADER`] entry each, so every client shows them its own way
+//! (docs/decisions/0022-error-hints-cross-the-rpc-as-metadata.md).
+
+use tonic::metadata::BinaryMetadataValue;
 
 /// Metadata key carrying a [`Code`] on an error status.
 pub const CODE_HEADER: &str = "berth-code";
 
-/// Longest error message sent, in bytes.
+/// Metadata key (binary: any UTF-8 survives) carrying one hint of an error
+/// status; repeated, in order.
+pub const HINT_HEADER: &str = "berth-hint-bin";
+
+/// Longest error message sent, in bytes; the hints together get as much.
 pub const MAX_MESSAGE_CHARS: usize = 2048;
 
 /// What went wrong, as far as a client needs to know to react.
@@ -82,15 +91,7 @@ impl Code {
     /// hostile 64 KiB path would otherwise overflow the peer's header limit
     /// and break the connection.
     pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        let mut message = message.into();
-        if message.len() > MAX_MESSAGE_CHARS {
-            let mut cut = MAX_MESSAGE_CHARS;
-            while !message.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            message.truncate(cut);
-            message.push('…');
-        }
+        let message = cut(message.into(), MAX_MESSAGE_CHARS);
         let grpc = match self {
             Code::NotFound => tonic::Code::NotFound,
             Code::Refused => tonic::Code::FailedPrecondition,
@@ -110,6 +111,25 @@ impl Code {
         status
     }
 
+    /// [`Code::status`] with hints, in order. They share a budget of
+    /// [`MAX_MESSAGE_CHARS`]: a hint past it is cut, and later ones dropped.
+    pub fn status_with_hints(self, message: impl Into<String>, hints: &[String]) -> tonic::Status {
+        let mut status = self.status(message);
+        let mut left = MAX_MESSAGE_CHARS;
+        for hint in hints {
+            if left == 0 {
+                break;
+            }
+            let hint = cut(hint.clone(), left);
+            left = left.saturating_sub(hint.len());
+            status.metadata_mut().append_bin(
+                HINT_HEADER,
+                BinaryMetadataValue::from_bytes(hint.as_bytes()),
+            );
+        }
+        status
+    }
+
     /// Reads the code off a status, if the daemon attached one.
     pub fn of(status: &tonic::Status) -> Option<Code> {
         status
@@ -118,6 +138,31 @@ impl Code {
             .and_then(|v| v.to_str().ok())
             .and_then(Code::parse)
     }
+}
+
+/// The hints on a status, in order (none from a daemon that sends none).
+pub fn hints(status: &tonic::Status) -> Vec<String> {
+    status
+        .metadata()
+        .get_all_bin(HINT_HEADER)
+        .iter()
+        .filter_map(|v| v.to_bytes().ok())
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .collect()
+}
+
+/// `text` cut to at most `max` bytes on a character boundary, with `…`
+/// saying so.
+fn cut(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut at = max;
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        text.truncate(at);
+        text.push('…');
+    }
+    text
 }
 
 #[cfg(test)]
@@ -129,6 +174,22 @@ mod tests {
         let s = Code::Refused.status("é".repeat(40_000));
         assert!(s.message().len() <= MAX_MESSAGE_CHARS + '…'.len_utf8());
         assert!(s.message().ends_with('…'));
+    }
+
+    #[test]
+    fn hints_survive_a_round_trip_in_order_and_share_a_budget() {
+        let sent = vec![
+            "run `berth workspace create plans` — then again".to_string(),
+            "ö".into(),
+        ];
+        let s = Code::NotFound.status_with_hints("no workspace plans", &sent);
+        assert_eq!(hints(&s), sent);
+        assert_eq!(s.message(), "no workspace plans");
+        assert!(hints(&Code::NotFound.status("x")).is_empty());
+        let long = vec!["é".repeat(2000), "b".into()];
+        let got = hints(&Code::Refused.status_with_hints("x", &long));
+        assert_eq!(got.len(), 1, "the second hint is past the budget");
+        assert!(got[0].ends_with('…') && got[0].len() <= MAX_MESSAGE_CHARS + 3);
     }
 
     #[test]

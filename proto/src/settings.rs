@@ -62,7 +62,7 @@ impl Setting {
     }
 
     /// The setting `key` names; an unknown key is an error that lists the
-    /// known ones and says where each is explained.
+    /// known ones (`berth setting list` explains each).
     pub fn from_key(key: &str) -> Result<Setting, String> {
         Setting::ALL
             .into_iter()
@@ -70,7 +70,7 @@ impl Setting {
             .ok_or_else(|| {
                 let keys: Vec<&str> = Setting::ALL.iter().map(|s| s.key()).collect();
                 format!(
-                    "unknown setting {key:?}; known settings: {} (`berth setting list` shows each with its default)",
+                    "unknown setting {key:?}; known settings: {}",
                     keys.join(", ")
                 )
             })

@@ -48,6 +48,9 @@ pub struct Failure {
     /// A stable code to branch on: bad-argument, not-found, refused,
     /// invalid, not-regular-file, timed-out, shutting-down, internal, ...
     pub code: String,
+    /// What to do next, one step each, when berth knows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hints: Vec<String>,
 }
 
 /// `device_context`.

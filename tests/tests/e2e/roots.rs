@@ -199,7 +199,11 @@ fn overlapping_another_workspaces_root_is_refused_naming_it_in_every_direction()
         let _ = env
             .run_berth(["root", "add", "b", d.to_str().unwrap()])
             .failure(1)
-            .stderr_has(&["workspace \"a\"", mid.to_str().unwrap(), "--allow-overlap"]);
+            .stderr_has(&[
+                "workspace \"a\"",
+                mid.to_str().unwrap(),
+                "must be confirmed\nHint: repeat with --allow-overlap\n",
+            ]);
     }
     assert_eq!(env.json(["root", "list", "b"]), json!({"roots": []}));
     // Siblings do not overlap.

@@ -61,10 +61,11 @@ fn an_unknown_key_is_refused_listing_the_known_ones() {
         vec!["setting", "set", "no.such", "1"],
         vec!["setting", "unset", "no.such"],
     ] {
-        let _ = env
-            .run_berth(&args)
-            .failure(1)
-            .stderr_has(&["unknown setting", KEY]);
+        let _ = env.run_berth(&args).failure(1).stderr_has(&[
+            "unknown setting",
+            KEY,
+            "\nHint: `berth setting list` shows each setting with its default\n",
+        ]);
     }
 }
 
