@@ -12,6 +12,7 @@ pub mod cache;
 pub mod caller;
 pub mod connections;
 pub mod device;
+pub mod diagnose;
 pub mod error;
 pub mod files;
 pub mod fsview;

@@ -10,6 +10,7 @@ pub mod man;
 pub mod path;
 pub mod resolve;
 pub mod root;
+pub mod sessions;
 pub mod setting;
 pub mod uninstall;
 pub mod workspace;
@@ -57,6 +58,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
             DaemonCommand::Stop(a) => daemon::stop::cmd_daemon_stop(&mut ctx, a).await,
             DaemonCommand::Status => daemon::status::cmd_daemon_status(&mut ctx).await,
         },
+        Command::Sessions(a) => sessions::cmd_sessions(&mut ctx, a).await,
         Command::Install(a) => install::cmd_install(&mut ctx, a).await,
         Command::Uninstall(a) => uninstall::cmd_uninstall(&mut ctx, a).await,
         Command::Completions(a) => completions::cmd_completions(&mut ctx, a).await,
