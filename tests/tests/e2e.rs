@@ -108,3 +108,6 @@ mod scratch_context;
 // `berth exec`: the answer in a wrapped command's environment and arguments; failures run nothing.
 #[path = "e2e/exec.rs"]
 mod exec;
+// `berth prompt` and `berth init`: the segment in the real shells' prompts.
+#[path = "e2e/prompt.rs"]
+mod prompt;
