@@ -40,6 +40,11 @@ pub enum Command {
     /// in its environment (BERTH_WORKSPACE, BERTH_HOME, BERTH_PROJECT,
     /// BERTH_REASON) and in its arguments ({workspace}, {home}, {project}).
     Exec(commands::exec::ExecArgs),
+    /// Print a short segment for shell prompts: the workspace an agent
+    /// session here would use, and `?` when it would ask.
+    Prompt(commands::prompt::PromptArgs),
+    /// Print the lines that add `berth prompt` to a shell's prompt.
+    Init(commands::init::InitArgs),
     /// Start, stop or inspect the daemon.
     #[command(subcommand)]
     Daemon(DaemonCommand),

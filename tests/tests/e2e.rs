@@ -111,3 +111,9 @@ mod scratch_context;
 // `berth exec`: the answer in a wrapped command's environment and arguments; failures run nothing.
 #[path = "e2e/exec.rs"]
 mod exec;
+// `berth prompt` and `berth init`: the segment in the real shells' prompts.
+#[path = "e2e/prompt.rs"]
+mod prompt;
+// `berth install/uninstall <client> --exec NAME`: a wrapped server in every client's file, byte-exact.
+#[path = "e2e/install_exec.rs"]
+mod install_exec;
