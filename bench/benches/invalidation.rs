@@ -5,8 +5,8 @@
 use std::time::{Duration, Instant};
 
 use berth_bench::Tree;
+use berth_core::fsview::{DirLook, FsView};
 use berthd::cache::{CacheConfig, LookupCache};
-use berthd::fsview::{DirLook, FsView};
 
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument that does not match skips the run.

@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use berthd::fsview::{FsView, look_along};
-use berthd::registry::{Home, Registry, Root, WorkspaceEntry};
-use berthd::resolve::{Answer, Facts, Mode, resolve};
-use berthd::walk::walk_plan;
+use berth_core::fsview::{FsView, look_along};
+use berth_core::registry::{Home, Registry, Root, WorkspaceEntry};
+use berth_core::resolve::{Answer, Facts, Mode, resolve};
+use berth_core::walk::walk_plan;
 
 /// A temp tree `d1/d2/.../dN` below a fake home's sibling, with a project file half-way down
 /// and a `.git` near the top, as a real checkout would have.

@@ -36,6 +36,10 @@ pub enum Command {
     Claim(commands::claim::ClaimArgs),
     /// Show how a tool path resolves: which workspace's folder, and where.
     Path(commands::path::PathArgs),
+    /// Run a command with the workspace an agent session here would get:
+    /// in its environment (BERTH_WORKSPACE, BERTH_HOME, BERTH_PROJECT,
+    /// BERTH_REASON) and in its arguments ({workspace}, {home}, {project}).
+    Exec(commands::exec::ExecArgs),
     /// Start, stop or inspect the daemon.
     #[command(subcommand)]
     Daemon(DaemonCommand),

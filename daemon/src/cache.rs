@@ -30,10 +30,12 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak, mpsc};
 use std::time::{Duration, SystemTime};
 
-use crate::fsview::{DirLook, FsView, RealFs};
-use crate::project_file::{PROJECT_DIR, project_file_path};
+use berth_core::fsview::{DirLook, FsView};
+
+use crate::fsview::RealFs;
 use crate::watch::{ChangeKind, DirWatcher, EventSink, NoWatcher, NotifyWatcher, WatchError};
 use crate::watch::{WatchEvent, WatchEvent::Change};
+use berth_core::project_file::{PROJECT_DIR, project_file_path};
 
 /// How the cache is bounded. Read from settings at daemon start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use crate::cache::{CacheConfig, LookupCache};
 use crate::error::BerthError;
-use crate::registry::Registry;
 use crate::store::{Store, StoreError};
+use berth_core::registry::Registry;
 
 /// The daemon's state.
 pub struct Device {

@@ -1,73 +1,15 @@
-//! The small view of the filesystem a walk needs: for one folder, its project file (if any, and
-//! what it says) and whether it is a git root. [`RealFs`] reads the disk defensively, since a
-//! project file comes from whatever repository was cloned; [`MemFs`] is an in-memory stand-in
-//! for tests and for callers that already hold the answers (the lookup cache).
+//! The real filesystem behind the core's `FsView`: [`RealFs`] reads the disk defensively, since a
+//! project file comes from whatever repository was cloned.
 
-use std::collections::BTreeMap;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::project_file::{
+use berth_core::fsview::{DirLook, FsView};
+use berth_core::project_file::{
     MAX_PROJECT_FILE_BYTES, ProjectFileError, parse_project_file, project_file_path,
 };
-use crate::resolve::WalkStep;
-
-/// What one folder holds, as far as resolution cares.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DirLook {
-    /// `None`: no project file at all. `Some(Err)`: a file that is ignored, and why.
-    pub project_file: Option<Result<String, ProjectFileError>>,
-    /// A `.git` folder or file (worktrees and submodules use a file) is present.
-    pub git: bool,
-}
-
-impl DirLook {
-    /// A folder holding a valid project file naming `workspace`.
-    pub fn file(workspace: &str) -> Self {
-        Self {
-            project_file: Some(Ok(workspace.to_owned())),
-            git: false,
-        }
-    }
-
-    /// A folder holding a project file that is ignored for `why`.
-    pub fn bad_file(why: ProjectFileError) -> Self {
-        Self {
-            project_file: Some(Err(why)),
-            git: false,
-        }
-    }
-
-    /// A git root without a project file.
-    pub fn git() -> Self {
-        Self {
-            project_file: None,
-            git: true,
-        }
-    }
-
-    /// The same, marked as a git root too.
-    pub fn with_git(self) -> Self {
-        Self { git: true, ..self }
-    }
-}
-
-/// Looks at one folder. Implementations never fail: a problem is part of the look.
-pub trait FsView {
-    fn look(&self, dir: &Path) -> DirLook;
-}
-
-/// Looks at every folder of a walk, nearest first.
-pub fn look_along<F: FsView + ?Sized>(fs: &F, dirs: Vec<PathBuf>) -> Vec<WalkStep> {
-    dirs.into_iter()
-        .map(|dir| WalkStep {
-            look: fs.look(&dir),
-            dir,
-        })
-        .collect()
-}
 
 /// The real filesystem.
 #[derive(Debug, Clone, Copy, Default)]
@@ -168,37 +110,6 @@ fn describe(meta: &Metadata) -> &'static str {
     }
 }
 
-/// An in-memory filesystem view: folders not listed hold nothing.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct MemFs {
-    dirs: BTreeMap<PathBuf, DirLook>,
-}
-
-impl MemFs {
-    pub fn new<P: Into<PathBuf>>(entries: impl IntoIterator<Item = (P, DirLook)>) -> Self {
-        entries.into_iter().collect()
-    }
-
-    /// Sets what `dir` holds, replacing any earlier entry.
-    pub fn insert(&mut self, dir: impl Into<PathBuf>, look: DirLook) {
-        self.dirs.insert(dir.into(), look);
-    }
-}
-
-impl<P: Into<PathBuf>> FromIterator<(P, DirLook)> for MemFs {
-    fn from_iter<I: IntoIterator<Item = (P, DirLook)>>(iter: I) -> Self {
-        Self {
-            dirs: iter.into_iter().map(|(p, l)| (p.into(), l)).collect(),
-        }
-    }
-}
-
-impl FsView for MemFs {
-    fn look(&self, dir: &Path) -> DirLook {
-        self.dirs.get(dir).cloned().unwrap_or_default()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::ffi::CString;
@@ -212,7 +123,7 @@ mod tests {
     use super::*;
 
     /// A temp folder with `.berth/` created inside.
-    fn project() -> (tempfile::TempDir, PathBuf) {
+    fn project() -> (tempfile::TempDir, std::path::PathBuf) {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::create_dir(tmp.path().join(".berth")).unwrap();
         let file = project_file_path(tmp.path());
@@ -376,20 +287,5 @@ mod tests {
             std::fs::write(tmp.path().join(".git"), "gitdir: ../.git/worktrees/x\n").unwrap();
         }
         assert_eq!(RealFs.look(tmp.path()).git, git);
-    }
-
-    #[test]
-    fn mem_fs_answers_listed_folders_and_nothing_elsewhere() {
-        let fs = MemFs::new([("/p", DirLook::file("a").with_git())]);
-        assert_eq!(fs.look(Path::new("/p")), DirLook::file("a").with_git());
-        assert_eq!(fs.look(Path::new("/q")), DirLook::default());
-    }
-
-    #[test]
-    fn look_along_keeps_the_walk_order() {
-        let fs = MemFs::new([("/a", DirLook::git())]);
-        let steps = look_along(&fs, vec![PathBuf::from("/a/b"), PathBuf::from("/a")]);
-        let dirs: Vec<_> = steps.iter().map(|s| (s.dir.clone(), s.look.git)).collect();
-        assert_eq!(dirs, vec![("/a/b".into(), false), ("/a".into(), true)]);
     }
 }

@@ -13,11 +13,12 @@ use berth_proto::codes::Code;
 use crate::caller::{Caller, canonical, canonical_gone};
 use crate::device::Device;
 use crate::error::BerthError;
-use crate::explain::Explanation;
-use crate::fsview::look_along;
-use crate::registry::Registry;
-use crate::resolve::{Answer, Facts, Mode, WalkStep, resolve};
-use crate::walk::{Stop, walk_plan};
+use berth_core::explain::Explanation;
+use berth_core::fsview::WalkStep;
+use berth_core::fsview::look_along;
+use berth_core::registry::Registry;
+use berth_core::resolve::{Answer, Facts, Mode, resolve};
+use berth_core::walk::{Stop, walk_plan};
 
 /// The filesystem half of a resolution's facts.
 #[derive(Debug, Clone)]
@@ -113,7 +114,7 @@ impl Device {
         let registry = self.registry();
         let facts = gathered.facts(&registry, caller, argument, mode);
         let answer = resolve(&facts).map_err(|e| BerthError::not_found(e.to_string()))?;
-        let explanation = crate::explain::explain(&facts, &answer);
+        let explanation = berth_core::explain::explain(&facts, &answer);
         Ok((answer, explanation))
     }
 
@@ -127,13 +128,13 @@ impl Device {
         let mut per_cwd: Vec<BTreeSet<String>> = Vec::with_capacity(cwds.len());
         for cwd in cwds {
             let g = self.gather_cwd(caller, cwd)?;
-            per_cwd.push(crate::claim::claimers_from_walk(
+            per_cwd.push(berth_core::claim::claimers_from_walk(
                 &g.directory,
                 &g.walk,
                 &registry,
             ));
         }
         let all: Vec<String> = registry.workspaces.keys().cloned().collect();
-        Ok(crate::claim::conversation_workspaces(&per_cwd, &all))
+        Ok(berth_core::claim::conversation_workspaces(&per_cwd, &all))
     }
 }

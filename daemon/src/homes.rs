@@ -16,10 +16,10 @@ use std::path::{Path, PathBuf};
 use crate::atomic::{Budget, sweep_stale};
 use crate::device::Device;
 use crate::error::BerthError;
-use crate::homeguard::{GuardCtx, HomeRefusal, check_home_lexical};
 use crate::linkfree::{self, Identity};
-use crate::pathutil::{is_strict_ancestor, normalize};
-use crate::registry::{Home, Registry, WorkspaceEntry};
+use berth_core::homeguard::{GuardCtx, HomeRefusal, check_home_lexical};
+use berth_core::pathutil::{is_strict_ancestor, normalize};
+use berth_core::registry::{Home, Registry, WorkspaceEntry};
 
 /// How much the start-up sweep of temporary files may read: entries in all, and folders deep.
 pub const SWEEP_BUDGET: Budget = Budget {
@@ -401,7 +401,7 @@ mod tests {
     }
 
     fn with_local(homes: &[(&str, &str)]) -> Registry {
-        let mut reg = crate::registry::fixtures::registry(&["default"], "default", &[]);
+        let mut reg = berth_core::registry::fixtures::registry(&["default"], "default", &[]);
         for (name, home) in homes {
             reg.workspaces.insert(
                 name.to_string(),

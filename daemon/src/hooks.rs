@@ -7,10 +7,10 @@ use berth_proto::text::escaped;
 use crate::caller::Caller;
 use crate::device::Device;
 use crate::error::BerthError;
-use crate::qualify::{Own, own_folder};
-use crate::resolve::{Answer, Mode};
-use crate::scratch::DEFAULT_KEEP_HOURS;
 use crate::store::Conversation;
+use berth_core::qualify::{Own, own_folder};
+use berth_core::resolve::{Answer, Mode};
+use berth_core::scratch::DEFAULT_KEEP_HOURS;
 
 /// Default time limit of `hooks.stop_command`.
 pub const DEFAULT_STOP_TIMEOUT_SECS: u32 = 30;
@@ -48,7 +48,7 @@ impl Device {
         match call.event {
             "session-start" => {
                 let reg = self.registry();
-                let notice = crate::notice::notice(&answer, &reg.names());
+                let notice = berth_core::notice::notice(&answer, &reg.names());
                 // Linked to the MCP session by the client's id: ask once.
                 let ask = match &notice {
                     Some(_) if !call.client_session_id.is_empty() => {
@@ -63,9 +63,9 @@ impl Device {
                 };
                 let scratch = (own_folder(&answer, reg.workspaces.len()) == Own::Scratch)
                     .then(|| self.scratch_line(call.client_session_id));
-                let context = crate::notice::joined(
+                let context = berth_core::notice::joined(
                     Some(line),
-                    crate::notice::joined(scratch, crate::notice::notes(&answer)),
+                    berth_core::notice::joined(scratch, berth_core::notice::notes(&answer)),
                 )
                 .unwrap_or_default();
                 Ok(HookOutcome {

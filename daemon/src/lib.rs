@@ -1,29 +1,12 @@
-//! berthd: berth's per-user daemon.
+//! berthd: berth's per-user daemon, around the pure core in the `berth-core` crate.
 //!
-//! The pure core (no I/O, no environment, no clock): [`names`], [`pathutil`],
-//! [`walk`], [`project_file`], [`registry`], [`resolve`], [`claim`],
-//! [`explain`], [`homeguard`]. The daemon around it: [`fsview`] and
-//! [`gather`] meet the disk; [`store`] keeps the registry; [`device`] holds
+//! [`fsview`] and [`gather`] meet the disk; [`store`] keeps the registry; [`device`] holds
 //! the state and its operations ([`workspaces`], [`roots`], [`settings`],
 //! [`use_workspace`], [`homes`], opened through [`linkfree`]); [`server`]
 //! speaks the protocol and runs blocking work on the bounded [`pool`];
 //! [`socket`], [`connections`], [`lock`], [`logging`] and [`lifecycle`] run
 //! the process.
 
-// The pure core.
-pub mod claim;
-pub mod explain;
-pub mod homeguard;
-pub mod names;
-pub mod notice;
-pub mod pathutil;
-pub mod project_file;
-pub mod qualify;
-pub mod registry;
-pub mod resolve;
-pub mod walk;
-
-// The daemon around it.
 pub mod atomic;
 pub mod cache;
 pub mod caller;
@@ -36,7 +19,6 @@ pub mod fsview;
 pub mod gather;
 pub mod homes;
 pub mod hooks;
-pub mod instructions;
 pub mod lifecycle;
 pub mod linkfree;
 pub mod lock;
@@ -54,7 +36,3 @@ pub mod tools;
 pub mod use_workspace;
 pub mod watch;
 pub mod workspaces;
-
-// The invariants the fuzz targets and the corpus replay check; not an interface.
-#[doc(hidden)]
-pub mod fuzz_checks;

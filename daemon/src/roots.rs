@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use crate::caller::{Caller, canonical_dir};
 use crate::device::Device;
 use crate::error::BerthError;
-use crate::pathutil::is_within;
-use crate::registry::Root;
-use crate::walk::{Stop, guard};
+use berth_core::pathutil::is_within;
+use berth_core::registry::Root;
+use berth_core::walk::{Stop, guard};
 
 impl Device {
     /// Approves `path` (relative to the caller's cwd) as a root of

@@ -145,8 +145,8 @@ impl Service {
     /// A resolution on the wire, its notice listing today's workspaces.
     /// The list is built only for an answer that carries a notice: most
     /// replies have none, and with 10k workspaces the list is 10k entries.
-    fn res(&self, a: crate::resolve::Answer) -> pb::Resolution {
-        if crate::resolve::needs_asking(&a) {
+    fn res(&self, a: berth_core::resolve::Answer) -> pb::Resolution {
+        if berth_core::resolve::needs_asking(&a) {
             resolution_with(a, &self.device.registry().names())
         } else {
             resolution_with(a, &[])
@@ -207,7 +207,7 @@ impl pb::berth_server::Berth for Service {
         let first = pb::SessionEvent {
             session_id: session.id.clone(),
             resolution: Some(self.res(session.pin.clone())),
-            instructions: crate::instructions::instructions(&reg.names()),
+            instructions: berth_core::instructions::instructions(&reg.names()),
         };
         let (tx, rx) = tokio::sync::mpsc::channel(1);
         let _ = tx.send(Ok(first)).await;
@@ -626,18 +626,18 @@ impl pb::berth_server::Berth for Service {
     }
 }
 
-fn mode_of(m: i32) -> crate::resolve::Mode {
+fn mode_of(m: i32) -> berth_core::resolve::Mode {
     if m == pb::Mode::Agent as i32 {
-        crate::resolve::Mode::Agent
+        berth_core::resolve::Mode::Agent
     } else {
-        crate::resolve::Mode::Cli
+        berth_core::resolve::Mode::Cli
     }
 }
 
 /// A resolution on the wire; `workspaces` feed the notice's list.
-fn resolution_with(a: crate::resolve::Answer, workspaces: &[&str]) -> pb::Resolution {
-    let notice = crate::notice::notice(&a, workspaces).unwrap_or_default();
-    let needs_asking = crate::resolve::needs_asking(&a);
+fn resolution_with(a: berth_core::resolve::Answer, workspaces: &[&str]) -> pb::Resolution {
+    let notice = berth_core::notice::notice(&a, workspaces).unwrap_or_default();
+    let needs_asking = berth_core::resolve::needs_asking(&a);
     let path =
         |p: Option<std::path::PathBuf>| p.map(|p| p.display().to_string()).unwrap_or_default();
     pb::Resolution {
@@ -654,8 +654,8 @@ fn resolution_with(a: crate::resolve::Answer, workspaces: &[&str]) -> pb::Resolu
 }
 
 /// Reads back a pin a shim kept across a daemon restart.
-fn answer_of(r: pb::Resolution) -> Result<crate::resolve::Answer, Status> {
-    use crate::resolve::Reason;
+fn answer_of(r: pb::Resolution) -> Result<berth_core::resolve::Answer, Status> {
+    use berth_core::resolve::Reason;
     let reason = match r.reason.as_str() {
         "argument" => Reason::Argument,
         "env" => Reason::Env,
@@ -668,7 +668,7 @@ fn answer_of(r: pb::Resolution) -> Result<crate::resolve::Answer, Status> {
         }
     };
     let path = |s: String| (!s.is_empty()).then(|| std::path::PathBuf::from(s));
-    Ok(crate::resolve::Answer {
+    Ok(berth_core::resolve::Answer {
         workspace: r.workspace,
         reason,
         directory: std::path::PathBuf::from(r.directory),

@@ -12,8 +12,9 @@ use std::sync::Mutex;
 use crate::caller::Caller;
 use crate::device::Device;
 use crate::error::BerthError;
-use crate::resolve::{Answer, Mode};
 use crate::store::NewSession;
+use berth_core::resolve::{Answer, Mode};
+use berth_core::scratch::valid_id;
 
 /// A live session.
 #[derive(Debug, Clone)]
@@ -84,14 +85,6 @@ fn new_id() -> String {
         bytes = ((nanos as u64) ^ u64::from(std::process::id()).rotate_left(32)).to_le_bytes();
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Whether `id` looks like one this daemon makes (so it is safe as a folder name).
-pub fn valid_id(id: &str) -> bool {
-    id.len() == 16
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
 }
 
 pub(crate) fn now_secs() -> i64 {
@@ -233,7 +226,7 @@ impl Device {
             return Ok(FirstResult::default());
         }
         let reg = self.registry();
-        let notice = match crate::notice::notice(&session.pin, &reg.names()) {
+        let notice = match berth_core::notice::notice(&session.pin, &reg.names()) {
             Some(_)
                 if !session.client_session_id.is_empty()
                     && !self.store.take_ask(&session.client_session_id)? =>

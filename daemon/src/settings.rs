@@ -74,7 +74,7 @@ mod tests {
         let cache = crate::cache::CacheConfig::default();
         assert_eq!(
             default("scratch.keep_hours"),
-            Some(crate::scratch::DEFAULT_KEEP_HOURS.to_string())
+            Some(berth_core::scratch::DEFAULT_KEEP_HOURS.to_string())
         );
         assert_eq!(
             default("hooks.stop_timeout_secs"),

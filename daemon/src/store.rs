@@ -18,7 +18,8 @@ use rusqlite::{
     Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
 };
 
-use crate::registry::{Home, Registry, Root, WorkspaceEntry};
+use berth_core::registry::{Home, Registry, Root, WorkspaceEntry};
+use berth_core::scratch::SessionRow;
 
 /// The schema version this build writes. Each step of [`MIGRATIONS`] moves
 /// `user_version` up by one, in its own transaction.
@@ -89,17 +90,6 @@ const MIGRATIONS: &[&str] = &[
     // `berth sessions`. Rows from before fall back to their start.
     "ALTER TABLE sessions ADD COLUMN pinned_at INTEGER;",
 ];
-
-/// A session row, as the scratch sweep reads it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionRow {
-    /// The daemon-made id.
-    pub id: String,
-    /// Unix seconds when it ended; `None` while it runs.
-    pub ended_at: Option<i64>,
-    /// The shim's process id, when it sent one.
-    pub pid: Option<u32>,
-}
 
 /// A session as `berth sessions` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]

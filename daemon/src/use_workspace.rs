@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 use crate::caller::Caller;
 use crate::device::Device;
 use crate::error::BerthError;
-use crate::names::check_workspace_name;
-use crate::project_file::{PROJECT_DIR, project_file_path};
-use crate::registry::{Home, Registry};
-use crate::resolve::{Answer, Mode, summarize_walk};
 use crate::roots::refuse_overlap;
+use berth_core::names::check_workspace_name;
+use berth_core::project_file::{PROJECT_DIR, project_file_path};
+use berth_core::registry::{Home, Registry};
+use berth_core::resolve::{Answer, Mode, summarize_walk};
 
 /// What `use` did.
 #[derive(Debug)]
@@ -254,7 +254,7 @@ fn read_existing(file: &std::path::Path) -> Result<Option<Vec<u8>>, BerthError> 
     if !meta.is_file() {
         return Err(refuse("not a regular file"));
     }
-    let limit = crate::project_file::MAX_PROJECT_FILE_BYTES as u64;
+    let limit = berth_core::project_file::MAX_PROJECT_FILE_BYTES as u64;
     let f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use crate::device::Device;
 use crate::error::BerthError;
-use crate::names::check_workspace_name;
-use crate::registry::{Home, Registry};
+use berth_core::names::check_workspace_name;
+use berth_core::registry::{Home, Registry};
 
 /// A workspace as listed to clients.
 #[derive(Debug, Clone, PartialEq, Eq)]

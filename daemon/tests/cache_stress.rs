@@ -16,14 +16,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use berth_core::fsview::{DirLook, FsView, look_along};
+use berth_core::registry::Home;
+use berth_core::resolve::{Facts, Mode, resolve};
+use berth_core::walk::walk_plan;
 use berthd::cache::{CacheConfig, LookupCache};
 use berthd::caller::Caller;
 use berthd::device::Device;
-use berthd::fsview::{DirLook, FsView, RealFs, look_along};
-use berthd::registry::Home;
-use berthd::resolve::{Facts, Mode, resolve};
+use berthd::fsview::RealFs;
 use berthd::store::Store;
-use berthd::walk::walk_plan;
 use berthd::watch::{EventSink, NotifyWatcher, WatchEvent};
 
 /// When answers are first compared, after the last change of a burst.

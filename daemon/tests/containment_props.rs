@@ -4,8 +4,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use berth_core::qualify::{Own, Place, QualifyCtx, Target, qualify};
 use berthd::files::Folder;
-use berthd::qualify::{Own, Place, QualifyCtx, Target, qualify};
 use proptest::prelude::*;
 
 /// Path segments an agent (or an attacker) might send.

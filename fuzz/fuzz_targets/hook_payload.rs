@@ -1,13 +1,10 @@
-//! Fuzzes berth-hook's payload parser. `berth-hook` is a binary crate, so
-//! its `payload.rs` (pure: bytes in, a payload or a reason out; it uses only
-//! serde_json) is compiled here from its own source file, not copied.
+//! Fuzzes berth-hook's payload parser (pure: bytes in, a payload or a reason
+//! out), through the `berth_hook` library target.
 //! Invariants: never panics; a refusal has a message; an accepted payload's
 //! cwd is absent or absolute, and is never empty.
 #![no_main]
 
-#[allow(dead_code)]
-#[path = "../../hook-shim/src/payload.rs"]
-mod payload;
+use berth_hook::payload;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let mut forced = vec![None];

@@ -1,7 +1,7 @@
-//! Fuzzes `berthd::fuzz_checks::check_project_file`; the same check replays the corpus
-//! on stable in `daemon/tests/fuzz_corpus.rs`.
+//! Fuzzes `berth_fuzz_checks::check_project_file`; the same check replays the corpus
+//! on stable in `fuzz/checks/tests/corpus.rs`.
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    berthd::fuzz_checks::check_project_file(data);
+    berth_fuzz_checks::check_project_file(data);
 });

@@ -19,7 +19,6 @@
 mod input;
 mod logging;
 mod output;
-mod payload;
 mod stop;
 
 use std::ffi::OsString;
@@ -34,7 +33,7 @@ use berth_proto::pb;
 use clap::Parser;
 
 use crate::input::Input;
-use crate::payload::{Client, Payload};
+use berth_hook::payload::{self, Client, Payload};
 
 /// The hook executable of berth: tells a coding session which workspace it
 /// uses, and runs Stop-time work in that workspace.

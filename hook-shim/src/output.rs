@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::payload::Client;
+use berth_hook::payload::Client;
 
 /// The stdout of a session-start hook that shows `context` to `client`'s
 /// model; empty (valid for every client: "nothing to add") when `context`

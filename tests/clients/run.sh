@@ -27,7 +27,7 @@ CLAUDE_CODE_VERSION=2.1.197
 CODEX_VERSION=0.171.0
 COPILOT_VERSION=1.0.102
 
-# A phrase of the ask-once notice (daemon/src/notice.rs).
+# A phrase of the ask-once notice (daemon/core/src/notice.rs).
 NOTICE="Ask the user once which workspace this project should use"
 PROMPT="What is this device's berth context?"
 LIMIT=${BERTH_CLIENTS_TIMEOUT:-120}

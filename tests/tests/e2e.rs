@@ -111,3 +111,6 @@ mod sessions;
 // A projectless session's session-start context names its temporary scratch folder.
 #[path = "e2e/scratch_context.rs"]
 mod scratch_context;
+// `berth exec`: the answer in a wrapped command's environment and arguments; failures run nothing.
+#[path = "e2e/exec.rs"]
+mod exec;

@@ -4,6 +4,7 @@ pub mod claim;
 pub mod completions;
 pub mod daemon;
 pub mod doctor;
+pub mod exec;
 pub mod explain;
 pub mod install;
 pub mod man;
@@ -27,6 +28,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Explain(a) => explain::cmd_explain(&mut ctx, a).await,
         Command::Claim(a) => claim::cmd_claim(&mut ctx, a).await,
         Command::Path(a) => path::cmd_path(&mut ctx, a).await,
+        Command::Exec(a) => exec::cmd_exec(&mut ctx, a).await,
         Command::Workspace(w) => match w {
             WorkspaceCommand::List => workspace::list::cmd_workspace_list(&mut ctx).await,
             WorkspaceCommand::Show(a) => workspace::show::cmd_workspace_show(&mut ctx, a).await,

@@ -144,13 +144,13 @@ impl Registry {
     }
 }
 
-/// Builders for tests in this crate.
-#[cfg(test)]
-pub(crate) mod fixtures {
+/// Builders for tests.
+#[cfg(any(test, feature = "test-support"))]
+pub mod fixtures {
     use super::*;
 
     /// A registry with managed workspaces `names`, `active` active, and `(workspace, path)` roots.
-    pub(crate) fn registry(names: &[&str], active: &str, roots: &[(&str, &str)]) -> Registry {
+    pub fn registry(names: &[&str], active: &str, roots: &[(&str, &str)]) -> Registry {
         Registry {
             workspaces: names
                 .iter()

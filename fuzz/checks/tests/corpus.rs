@@ -1,18 +1,18 @@
 //! Replays the checked-in fuzz corpus (`fuzz/corpus/<target>/`) through the
-//! same checks the fuzz targets run (`berthd::fuzz_checks`), on stable, so
+//! same checks the fuzz targets run (`berth_fuzz_checks`), on stable, so
 //! CI keeps every seed and every past finding honest without nightly.
 //!
 //! The `hook_payload` corpus is replayed end to end instead, through the
-//! real `berth-hook` (`tests/tests/e2e/hostile.rs`): its parser lives in a
-//! binary crate.
+//! real `berth-hook` (`tests/tests/e2e/hostile.rs`), so that this crate
+//! needs only the pure core.
 
 use std::path::{Path, PathBuf};
 
-use berthd::fuzz_checks::{check_home, check_project_file, check_qualify};
+use berth_fuzz_checks::{check_home, check_project_file, check_qualify};
 
 fn corpus(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fuzz/corpus")
+        .join("../corpus")
         .join(target);
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))

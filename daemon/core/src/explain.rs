@@ -138,7 +138,8 @@ mod tests {
     use rstest::rstest;
 
     use super::*;
-    use crate::fsview::{DirLook, MemFs};
+    use crate::fsview::DirLook;
+    use crate::memfs::MemFs;
     use crate::project_file::ProjectFileError;
     use crate::registry::fixtures::registry;
     use crate::resolve::resolve;

@@ -1,21 +1,21 @@
 //! The invariants the fuzz targets (`fuzz/fuzz_targets/`) assert, shared
-//! with the stable corpus replay (`daemon/tests/fuzz_corpus.rs`) so that CI
+//! with the stable corpus replay (`fuzz/checks/tests/corpus.rs`) so that CI
 //! checks every checked-in corpus file against exactly what the fuzzer
 //! checks. Each `check_*` takes arbitrary bytes and panics when an
 //! invariant breaks; returning means the input was handled correctly.
 //!
-//! Not part of berthd's interface: hidden from the docs, used only by tests
-//! and the fuzzer.
+//! A crate of its own so that these oracles are never compiled into berthd,
+//! and the fuzz build needs only the pure core.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
-use crate::homeguard::{GuardCtx, SYSTEM_FOLDERS, check_home_lexical};
-use crate::names::check_workspace_name;
-use crate::pathutil::is_within;
-use crate::project_file::{MAX_PROJECT_FILE_BYTES, parse_project_file};
-use crate::qualify::{Own, Place, QualifyCtx, Target, qualify};
+use berth_core::homeguard::{GuardCtx, SYSTEM_FOLDERS, check_home_lexical};
+use berth_core::names::check_workspace_name;
+use berth_core::pathutil::is_within;
+use berth_core::project_file::{MAX_PROJECT_FILE_BYTES, parse_project_file};
+use berth_core::qualify::{Own, Place, QualifyCtx, Target, qualify};
 
 /// The project-file parser (docs/reference.md, "Roots, the walk and project files") never panics;
 /// what it accepts is a valid workspace name from a file no larger than the limit; every refusal

@@ -21,7 +21,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use berth_proto::text::shown;
+use crate::text::shown;
 
 use crate::pathutil::is_within;
 use crate::resolve::{Answer, Reason};

@@ -4,7 +4,7 @@
 //! session-start hook both show this text, so they say the same thing.
 //! Paths, names and notes are escaped in it, as in every human output.
 
-use berth_proto::text::escaped;
+use crate::text::escaped;
 
 use crate::resolve::{Answer, needs_asking};
 

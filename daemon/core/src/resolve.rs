@@ -10,12 +10,12 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use berth_proto::text::shown;
 use thiserror::Error;
 
-use crate::fsview::DirLook;
+use crate::fsview::WalkStep;
 use crate::project_file::project_file_path;
 use crate::registry::Registry;
+use crate::text::shown;
 use crate::walk::Stop;
 
 /// Who is asking, because the last step of the order differs: the CLI ends at the active
@@ -24,13 +24,6 @@ use crate::walk::Stop;
 pub enum Mode {
     Cli,
     Agent,
-}
-
-/// One folder of the walk and what it holds.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WalkStep {
-    pub dir: PathBuf,
-    pub look: DirLook,
 }
 
 /// Everything resolution needs, gathered by the caller.
@@ -327,7 +320,8 @@ pub(crate) mod testing {
     //! walk plan, so tests read as "in this directory, with these files and roots".
 
     use super::*;
-    use crate::fsview::{MemFs, look_along};
+    use crate::fsview::look_along;
+    use crate::memfs::MemFs;
     use crate::registry::Registry;
     use crate::walk::walk_plan;
 
@@ -359,7 +353,8 @@ mod tests {
 
     use super::testing::facts;
     use super::*;
-    use crate::fsview::MemFs;
+    use crate::fsview::DirLook;
+    use crate::memfs::MemFs;
     use crate::project_file::ProjectFileError;
     use crate::registry::fixtures::registry;
 

@@ -5,8 +5,9 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use crate::fsview::WalkStep;
 use crate::registry::Registry;
-use crate::resolve::{WalkStep, summarize_walk};
+use crate::resolve::summarize_walk;
 
 /// The workspaces claiming `directory`: the one its approved project file names, otherwise every
 /// workspace with a root containing it (possibly none). Unlike resolution, roots of several
@@ -62,7 +63,8 @@ mod tests {
     use rstest::rstest;
 
     use super::*;
-    use crate::fsview::{DirLook, MemFs};
+    use crate::fsview::DirLook;
+    use crate::memfs::MemFs;
     use crate::registry::fixtures::registry;
     use crate::resolve::Mode;
     use crate::resolve::testing::facts;

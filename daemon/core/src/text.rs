@@ -53,7 +53,7 @@ fn escape(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
 
 /// Control characters (C0, DEL, C1) and the bidirectional marks, embeddings, overrides and
 /// isolates, which a terminal obeys rather than shows.
-pub(crate) fn is_hidden(c: char) -> bool {
+pub fn is_hidden(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }

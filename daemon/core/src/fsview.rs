@@ -1,0 +1,70 @@
+//! The small view of the filesystem a walk needs: for one folder, its project file (if any, and
+//! what it says) and whether it is a git root. Plain data shared by the walk, resolution and the
+//! daemon's lookup cache; the daemon's `RealFs` reads the disk, `memfs::MemFs` stands in
+//! for it in tests.
+
+use std::path::{Path, PathBuf};
+
+use crate::project_file::ProjectFileError;
+
+/// One folder of the walk and what it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalkStep {
+    pub dir: PathBuf,
+    pub look: DirLook,
+}
+
+/// What one folder holds, as far as resolution cares.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DirLook {
+    /// `None`: no project file at all. `Some(Err)`: a file that is ignored, and why.
+    pub project_file: Option<Result<String, ProjectFileError>>,
+    /// A `.git` folder or file (worktrees and submodules use a file) is present.
+    pub git: bool,
+}
+
+impl DirLook {
+    /// A folder holding a valid project file naming `workspace`.
+    pub fn file(workspace: &str) -> Self {
+        Self {
+            project_file: Some(Ok(workspace.to_owned())),
+            git: false,
+        }
+    }
+
+    /// A folder holding a project file that is ignored for `why`.
+    pub fn bad_file(why: ProjectFileError) -> Self {
+        Self {
+            project_file: Some(Err(why)),
+            git: false,
+        }
+    }
+
+    /// A git root without a project file.
+    pub fn git() -> Self {
+        Self {
+            project_file: None,
+            git: true,
+        }
+    }
+
+    /// The same, marked as a git root too.
+    pub fn with_git(self) -> Self {
+        Self { git: true, ..self }
+    }
+}
+
+/// Looks at one folder. Implementations never fail: a problem is part of the look.
+pub trait FsView {
+    fn look(&self, dir: &Path) -> DirLook;
+}
+
+/// Looks at every folder of a walk, nearest first.
+pub fn look_along<F: FsView + ?Sized>(fs: &F, dirs: Vec<PathBuf>) -> Vec<WalkStep> {
+    dirs.into_iter()
+        .map(|dir| WalkStep {
+            look: fs.look(&dir),
+            dir,
+        })
+        .collect()
+}
