@@ -64,9 +64,6 @@ struct EventArgs {
 /// hook time limit (30 s and up) stays well ahead.
 const RPC_BUDGET: Duration = Duration::from_secs(10);
 
-/// `hooks.stop_timeout_secs` when the daemon sends none.
-const DEFAULT_STOP_TIMEOUT: Duration = Duration::from_secs(30);
-
 /// The C entry point: the hook skips Rust's standard start-up, see
 /// `berth_proto::entry` for why and what it keeps.
 #[cfg(all(unix, not(test)))]
@@ -320,10 +317,11 @@ fn run_stop_command(reply: &pb::HookReply, res: &pb::Resolution, cwd: &str, payl
         tracing::debug!("no hooks.stop_command set");
         return;
     }
-    let timeout = match reply.stop_timeout_secs {
-        0 => DEFAULT_STOP_TIMEOUT,
-        s => Duration::from_secs(s.into()),
-    };
+    // 0: a daemon that sends none; the setting's default then applies.
+    let timeout = Duration::from_secs(match reply.stop_timeout_secs {
+        0 => berth_proto::settings::Setting::HooksStopTimeoutSecs.number(None),
+        s => s.into(),
+    });
     let dir = Path::new(cwd);
     let run = stop::run(stop::StopCommand {
         command: &reply.stop_command,

@@ -4,9 +4,9 @@
 
 use berth_proto::text::escaped;
 
-use crate::caller::Caller;
-use crate::device::Device;
 use crate::error::BerthError;
+use crate::ops::caller::Caller;
+use crate::ops::device::Device;
 use crate::store::Conversation;
 use berth_core::qualify::{Own, own_folder};
 use berth_core::resolve::{Answer, Mode};
@@ -49,7 +49,7 @@ impl Device {
                 // Linked to the MCP session by the client's id: ask once.
                 let ask = match &notice {
                     Some(_) if !call.client_session_id.is_empty() => {
-                        self.store.take_ask(call.client_session_id)?
+                        self.store().take_ask(call.client_session_id)?
                     }
                     Some(_) => true,
                     None => false,
@@ -73,7 +73,7 @@ impl Device {
                 })
             }
             "stop" => {
-                self.store.record_conversation(&Conversation {
+                self.store().record_conversation(&Conversation {
                     client_session_id: call.client_session_id,
                     cwd: &answer.directory,
                     client: call.client,
@@ -81,9 +81,9 @@ impl Device {
                     workspace: &answer.workspace,
                     reason: answer.reason.as_str(),
                 })?;
-                let stop_command = self.store.get_setting(Setting::HooksStopCommand.key())?;
+                let stop_command = self.store().get_setting(Setting::HooksStopCommand.key())?;
                 let timeout = self
-                    .store
+                    .store()
                     .get_setting(Setting::HooksStopTimeoutSecs.key())?;
                 let stop_timeout_secs =
                     u32::try_from(Setting::HooksStopTimeoutSecs.number(timeout.as_deref()))
@@ -109,7 +109,7 @@ impl Device {
     /// otherwise the folder the scratch folders live in is named.
     fn scratch_line(&self, client_session_id: &str) -> String {
         let stored = self
-            .store
+            .store()
             .get_setting(Setting::ScratchKeepHours.key())
             .ok()
             .flatten();

@@ -4,14 +4,14 @@
 
 use berth_proto::settings::Setting;
 
-use crate::device::Device;
 use crate::error::BerthError;
+use crate::ops::device::Device;
 
 impl Device {
     /// A setting's value, `None` when unset.
     pub fn get_setting(&self, key: &str) -> Result<Option<String>, BerthError> {
         let setting = known(key)?;
-        Ok(self.store.get_setting(setting.key())?)
+        Ok(self.store().get_setting(setting.key())?)
     }
 
     /// Sets a setting after validating its value.
@@ -21,7 +21,7 @@ impl Device {
         let names_workspace = setting == Setting::WorkspaceUnassigned;
         // Decided inside the write: a delete of that workspace at the same
         // moment must not leave the setting naming it.
-        self.store.write(|w| {
+        self.store().write(|w| {
             if names_workspace && !w.registry().exists(value) {
                 return Err(self.unknown_workspace(value));
             }
@@ -35,7 +35,7 @@ impl Device {
     /// Unsets a setting (unsetting an unset one is fine).
     pub fn unset_setting(&self, key: &str) -> Result<(), BerthError> {
         let setting = known(key)?;
-        self.store.unset_setting(setting.key())?;
+        self.store().unset_setting(setting.key())?;
         self.refresh()?;
         Ok(())
     }
