@@ -121,12 +121,18 @@ impl Link {
 
     /// The server instructions the daemon gave, once registered.
     pub fn instructions(&self) -> Option<String> {
-        self.instructions.lock().expect("instructions").clone()
+        self.instructions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Why the last registration failed, if it did.
     pub fn not_registered(&self) -> Option<NotRegistered> {
-        self.not_registered.lock().expect("not_registered").clone()
+        self.not_registered
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Connects to the daemon (starting it when needed) without registering.
@@ -165,8 +171,10 @@ impl Link {
             }
             other => other,
         };
-        *self.not_registered.lock().expect("not_registered") =
-            registered.as_ref().err().map(NotRegistered::of);
+        *self
+            .not_registered
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = registered.as_ref().err().map(NotRegistered::of);
         registered
     }
 
@@ -233,7 +241,7 @@ impl Link {
             reason = %session.pin.reason,
             "session registered"
         );
-        *self.instructions.lock().expect("instructions") = Some(first.instructions);
+        *self.instructions.lock().unwrap_or_else(|p| p.into_inner()) = Some(first.instructions);
         let live = Arc::new(AtomicBool::new(true));
         st.live = Some(live.clone());
         st.session = Some(session.clone());

@@ -64,9 +64,7 @@ impl UseRefusal {
 impl fmt::Display for UseRefusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Overlap { folder, others, .. } => {
-                f.write_str(&overlap_message(others, folder))
-            }
+            Self::Overlap { folder, others, .. } => f.write_str(&overlap_message(others, folder)),
         }
     }
 }
@@ -75,10 +73,7 @@ impl std::error::Error for UseRefusal {}
 
 /// The refusal of a folder that overlaps `others` (roots of other workspaces), naming them;
 /// how to confirm is the caller's hint. Shared by `use` and `root add`.
-pub fn overlap_message<'a>(
-    others: impl IntoIterator<Item = &'a Root>,
-    dir: &Path,
-) -> String {
+pub fn overlap_message<'a>(others: impl IntoIterator<Item = &'a Root>, dir: &Path) -> String {
     let list: Vec<String> = others
         .into_iter()
         .map(|r| format!("{} (workspace {:?})", r.path.display(), r.workspace))

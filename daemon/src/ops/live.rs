@@ -2,7 +2,7 @@
 //! and the session operations (`ops::sessions`) read and change.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use berth_core::resolve::Answer;
 
@@ -32,5 +32,15 @@ pub struct Session {
 /// The live sessions, by id.
 #[derive(Debug, Default)]
 pub struct Sessions {
-    pub(super) live: Mutex<HashMap<String, Session>>,
+    live: Mutex<HashMap<String, Session>>,
+}
+
+impl Sessions {
+    /// The table, locked. A thread that panicked while holding it cannot
+    /// have left it half-changed (every change is one insert, removal or
+    /// field write), so a poisoned lock is taken over rather than turned into
+    /// a panic of every later request.
+    pub(super) fn table(&self) -> MutexGuard<'_, HashMap<String, Session>> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }

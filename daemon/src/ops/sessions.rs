@@ -42,22 +42,12 @@ pub struct Registration {
     pub pid: Option<u32>,
 }
 
-/// A fresh session id: 16 random hex digits.
-fn new_id() -> String {
-    let mut bytes = [0u8; 8];
-    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
-        use std::io::Read;
-        let _ = f.read_exact(&mut bytes);
-    }
-    if bytes == [0; 8] {
-        // No /dev/urandom: time and pid still make ids unique per daemon.
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default();
-        bytes = ((nanos as u64) ^ u64::from(std::process::id()).rotate_left(32)).to_le_bytes();
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// A fresh session id: 16 random hex digits, from the operating system's
+/// random source.
+fn new_id() -> Result<String, BerthError> {
+    let n = getrandom::u64()
+        .map_err(|e| BerthError::internal(format!("no random numbers for a session id: {e}")))?;
+    Ok(format!("{n:016x}"))
 }
 
 pub(crate) fn now_secs() -> i64 {
@@ -93,7 +83,7 @@ impl Device {
                         (self.resolve(&unpinned, "", None, Mode::Agent)?, Some(e))
                     }
                 };
-                (new_id(), pin, false, pin_error)
+                (new_id()?, pin, false, pin_error)
             }
         };
         self.store().upsert_session(&NewSession {
@@ -116,17 +106,13 @@ impl Device {
             answered,
         };
         tracing::info!(session = %id, workspace = %session.pin.workspace, reason = %session.pin.reason, "session opened");
-        self.sessions()
-            .live
-            .lock()
-            .expect("sessions")
-            .insert(id, session.clone());
+        self.sessions().table().insert(id, session.clone());
         Ok(session)
     }
 
     /// The session's end (its shim went away).
     pub fn close_session(&self, id: &str) {
-        self.sessions().live.lock().expect("sessions").remove(id);
+        self.sessions().table().remove(id);
         if let Err(e) = self.store().end_session(id, now_secs()) {
             tracing::warn!(session = id, error = %e, "could not record the session's end");
         }
@@ -135,17 +121,11 @@ impl Device {
 
     /// A live session.
     pub fn session(&self, id: &str) -> Result<Session, BerthError> {
-        self.sessions()
-            .live
-            .lock()
-            .expect("sessions")
-            .get(id)
-            .cloned()
-            .ok_or_else(|| {
-                BerthError::not_found(format!(
-                    "no live session {id:?}; restart the MCP server (berth-mcp) so it registers again"
-                ))
-            })
+        self.sessions().table().get(id).cloned().ok_or_else(|| {
+            BerthError::not_found(format!(
+                "no live session {id:?}; restart the MCP server (berth-mcp) so it registers again"
+            ))
+        })
     }
 
     /// The error a session's `BERTH_WORKSPACE` gives, if it names no workspace.
@@ -170,7 +150,7 @@ impl Device {
     pub(crate) fn repin(&self, id: &str, pin: Answer) -> Result<(), BerthError> {
         self.store()
             .repin_session(id, &pin.workspace, pin.reason.as_str())?;
-        if let Some(s) = self.sessions().live.lock().expect("sessions").get_mut(id) {
+        if let Some(s) = self.sessions().table().get_mut(id) {
             s.pin = pin;
             s.pin_error = None;
         }
@@ -184,7 +164,7 @@ impl Device {
     /// returns, in the structured content as well as the text.
     pub(crate) fn take_notice(&self, id: &str) -> Result<FirstResult, BerthError> {
         let session = {
-            let mut live = self.sessions().live.lock().expect("sessions");
+            let mut live = self.sessions().table();
             let Some(s) = live.get_mut(id) else {
                 return Ok(FirstResult::default());
             };
@@ -216,13 +196,7 @@ impl Device {
 
     /// The ids of the sessions connected now.
     pub fn live_session_ids(&self) -> std::collections::HashSet<String> {
-        self.sessions()
-            .live
-            .lock()
-            .expect("sessions")
-            .keys()
-            .cloned()
-            .collect()
+        self.sessions().table().keys().cloned().collect()
     }
 
     /// The live MCP session a client's session id belongs to, if it has
@@ -232,9 +206,7 @@ impl Device {
             return None;
         }
         self.sessions()
-            .live
-            .lock()
-            .expect("sessions")
+            .table()
             .values()
             .find(|s| s.client_session_id == client_session_id)
             .map(|s| s.id.clone())
@@ -279,5 +251,57 @@ impl Device {
             })
             .collect();
         Ok((listed, keep_hours))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    fn device(data: &std::path::Path) -> Device {
+        let store = Store::open(&data.join("berth.db")).unwrap();
+        Device::new(
+            store,
+            data.to_path_buf(),
+            data.join("berthd.sock"),
+            None,
+            "test".into(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn session_ids_are_random_and_valid() {
+        let ids: std::collections::HashSet<String> = (0..64).map(|_| new_id().unwrap()).collect();
+        assert_eq!(ids.len(), 64);
+        assert!(ids.iter().all(|id| valid_id(id)), "{ids:?}");
+    }
+
+    /// A request that panicked while holding the session table leaves it
+    /// poisoned; later requests still answer instead of panicking.
+    #[test]
+    fn a_poisoned_session_table_is_taken_over() {
+        let t = tempfile::tempdir().unwrap();
+        let device = device(t.path());
+        std::thread::scope(|s| {
+            let poisoner = s.spawn(|| {
+                let _held = device.sessions().table();
+                panic!("a request failed while holding the session table");
+            });
+            assert!(poisoner.join().is_err());
+        });
+        let caller = Caller {
+            cwd: t.path().to_path_buf(),
+            env_workspace: None,
+            extra_home: None,
+        };
+        let s = device
+            .open_session(caller, Registration::default())
+            .unwrap();
+        assert_eq!(device.session(&s.id).unwrap().id, s.id);
+        assert!(device.live_session_ids().contains(&s.id));
+        device.close_session(&s.id);
+        assert!(device.session(&s.id).is_err());
     }
 }
