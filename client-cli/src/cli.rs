@@ -36,9 +36,15 @@ pub enum Command {
     Claim(commands::claim::ClaimArgs),
     /// Show how a tool path resolves: which workspace's folder, and where.
     Path(commands::path::PathArgs),
+    /// Run a command with the workspace an agent session here would get:
+    /// in its environment (BERTH_WORKSPACE, BERTH_HOME, BERTH_PROJECT,
+    /// BERTH_REASON) and in its arguments ({workspace}, {home}, {project}).
+    Exec(commands::exec::ExecArgs),
     /// Start, stop or inspect the daemon.
     #[command(subcommand)]
     Daemon(DaemonCommand),
+    /// List the agent sessions: their directory, workspace and why, and scratch folder.
+    Sessions(commands::sessions::SessionsArgs),
     /// Register berth's MCP server and hooks with a coding client.
     Install(commands::install::InstallArgs),
     /// Remove what `berth install` registered with a client.

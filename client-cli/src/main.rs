@@ -8,6 +8,7 @@ mod commands;
 mod context;
 mod install;
 mod output;
+mod placeholders;
 
 use std::ffi::OsString;
 

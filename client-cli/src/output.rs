@@ -34,6 +34,16 @@ impl CliError {
         }
     }
 
+    /// A failure with its own exit code (126 and 127 for a command that
+    /// cannot run, as shells say it).
+    pub fn exit(code: u8, message: impl Into<String>) -> CliError {
+        CliError {
+            message: message.into(),
+            hints: Vec::new(),
+            code,
+        }
+    }
+
     /// Adds a hint line.
     pub fn hint(mut self, hint: impl Into<String>) -> CliError {
         self.hints.push(hint.into());

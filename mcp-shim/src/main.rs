@@ -5,7 +5,6 @@
 //! for its whole life, and forwards every tool call to the daemon. stdout
 //! carries only MCP; logs go to stderr (`BERTH_LOG` filter).
 
-mod args;
 mod caller;
 mod link;
 mod server;

@@ -1,29 +1,23 @@
-//! The MCP side: the fixed tool list with real schemas, the handshake of
-//! both eras, and the translation of each call into one `CallTool` RPC.
+//! The MCP side: the fixed tool list with real schemas (the table in
+//! `berth_proto::tools`, which the daemon dispatches on too), the handshake
+//! of both eras, and the translation of each call into one `CallTool` RPC.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::link::{Link, NotRegistered};
 use berth_proto::paths::EnvCtx;
 use berth_proto::pb;
-use berth_proto::tool_results::{
-    DeviceContext, Done, Failure, FileText, Found, Ls, Moved, Outcome, Reply, UsedWorkspace,
-    WorkspaceList, Written, json_text,
-};
-use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::tool::{schema_for_input, schema_for_output};
+use berth_proto::tool_results::{Failure, Reply, json_text};
+use berth_proto::tools::{Effect, Tool};
+use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
     CallToolResult, ContentBlock, DiscoverResult, Implementation, InitializeRequestParams,
-    InitializeResult, JsonObject, ServerCapabilities, ServerConfig,
+    InitializeResult, JsonObject, ServerCapabilities, ServerConfig, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, ServerInitializeError};
-use rmcp::{
-    ErrorData as McpError, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router,
-};
-use schemars::JsonSchema;
-
-use crate::args;
-use crate::link::{Link, NotRegistered};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt, tool_handler};
 
 /// How long the shim waits, after it started, for the client to say who it
 /// is before it registers the session anyway. Clients send `initialize` (or
@@ -103,7 +97,7 @@ impl Shim {
     fn new(link: Arc<Link>) -> Shim {
         Shim {
             link,
-            tool_router: Self::tool_router(),
+            tool_router: tool_router(),
         }
     }
 
@@ -189,175 +183,45 @@ fn result_of(tool: &str, reply: pb::CallToolReply) -> CallToolResult {
     result
 }
 
-/// A tool's input schema, from its argument type.
-fn input<T: JsonSchema + 'static>() -> Arc<JsonObject> {
-    schema_for_input::<T>().expect("argument types are objects")
+/// Every tool of the table, each forwarding its calls to the daemon.
+fn tool_router() -> ToolRouter<Shim> {
+    let mut router = ToolRouter::new();
+    for tool in Tool::ALL {
+        router.add_route(ToolRoute::new_dyn(
+            definition(tool),
+            move |call: ToolCallContext<'_, Shim>| {
+                Box::pin(async move {
+                    let args = call.arguments.unwrap_or_default();
+                    let result = call
+                        .service
+                        .forward(tool.name(), args, &call.request_context)
+                        .await?;
+                    Ok(result.into())
+                })
+            },
+        ));
+    }
+    router
 }
 
-/// A tool's output schema: its own result or a failure, both with the notice
-/// and notes every result may carry. The root says `object` too, which
-/// clients that keep only object schemas require.
-fn output<T: JsonSchema + 'static>() -> Arc<JsonObject> {
-    let mut schema = schema_for_output::<Outcome<T>>().as_ref().clone();
-    schema.insert("type".into(), "object".into());
-    Arc::new(schema)
-}
-
-#[tool_router]
-impl Shim {
-    #[tool(
-        name = "device_context",
-        input_schema = input::<args::Only>(),
-        output_schema = output::<DeviceContext>(),
-        description = "Which workspace this session belongs to and why, its project and any unapproved proposal, its folder (where unqualified paths go), the workspaces on this device, and notes. Call it first. Paths in other tools may be qualified as <workspace>/<path>.",
-        annotations(read_only_hint = true, open_world_hint = false)
-    )]
-    async fn device_context(
-        &self,
-        args: JsonObject,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
-        self.forward("device_context", args, &ctx).await
-    }
-
-    #[tool(
-        name = "use_workspace",
-        input_schema = input::<args::UseWorkspace>(),
-        output_schema = output::<UsedWorkspace>(),
-        description = "Set the workspace this session's project uses, after asking the user. In a project: creates the workspace if new, approves the project folder, writes .berth/workspace.json (committing it is the user's choice) and moves this session to it. If another workspace's root overlaps the folder nothing changes until you repeat the call with allow_overlap after the user agrees. Without a project: only creates the workspace; pass it as `workspace` on later calls.",
-        annotations(destructive_hint = false, open_world_hint = false)
-    )]
-    async fn use_workspace(
-        &self,
-        args: JsonObject,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
-        self.forward("use_workspace", args, &ctx).await
-    }
-
-    #[tool(
-        name = "list_workspaces",
-        input_schema = input::<args::Only>(),
-        output_schema = output::<WorkspaceList>(),
-        description = "The workspaces on this device with their homes, roots and which is active. Qualify a path as <workspace>/<path> to reach one of them.",
-        annotations(read_only_hint = true, open_world_hint = false)
-    )]
-    async fn list_workspaces(
-        &self,
-        args: JsonObject,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
-        self.forward("list_workspaces", args, &ctx).await
-    }
-
-    #[tool(
-        name = "ls",
-        input_schema = input::<args::LsPath>(),
-        output_schema = output::<Ls>(),
-        description = "List a folder. Paths may be qualified as <workspace>/<path> (a workspace name wins over a folder of the same name); \"./<path>\" and an unqualified path are in this session's own folder, and an unqualified first segment that is neither a workspace nor there is refused as a likely typo; \"/\" lists the workspaces. Returned paths are qualified.",
-        annotations(read_only_hint = true, open_world_hint = false)
-    )]
-    async fn ls(
-        &self,
-        args: JsonObject,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
-        self.forward("ls", args, &ctx).await
-    }
-
-    #[tool(
-        name = "read",
-        input_schema = input::<args::FilePath>(),
-        output_schema = output::<FileText>(),
-        description = "Read a text file. The path may be qualified as <workspace>/<path>; an unqualified path is in this session's own folder.",
-        annotations(read_only_hint = true, open_world_hint = false)
-    )]
-    async fn read(
-        &self,
-        args: JsonObject,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
-        self.forward("read", args, &ctx).await
-    }
-
-    #[tool(
-        name = "write",
-        input_schema = input::<args::Write>(),
-        output_schema = output::<Written>(),
-        description = "Write a whole text file atomically, creating parent folders. The path may be qualified as <workspace>/<path> (a workspace name wins over a folder of the same name); an unqualified path is in this session's own folder. A new top-level folder there is created only on purpose, as ./<folder>/...: an unqualified first segment that is neither a workspace nor already there is refused as a likely typo of a workspace name. Returns the qualified path.",
-        annotations(
-            destructive_hint = true,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn write(
-        &self,
-        args: JsonObject,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
-        self.forward("write", args, &ctx).await
-    }
-
-    #[tool(
-        name = "edit",
-        input_schema = input::<args::Edit>(),
-        output_schema = output::<Done>(),
-        description = "Replace the exact text `old` with `new` in a file. The path may be qualified as <workspace>/<path>; an unqualified path is in this session's own folder. Returns the qualified path.",
-        annotations(destructive_hint = true, open_world_hint = false)
-    )]
-    async fn edit(
-        &self,
-        args: JsonObject,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
-        self.forward("edit", args, &ctx).await
-    }
-
-    #[tool(
-        name = "move",
-        input_schema = input::<args::Move>(),
-        output_schema = output::<Moved>(),
-        description = "Move or rename a file or folder, also between workspaces. Both paths may be qualified as <workspace>/<path>; unqualified paths are in this session's own folder. A target whose unqualified first segment is neither a workspace nor already there is refused (use ./<folder>/... to create a new folder on purpose). Returns the qualified paths.",
-        annotations(destructive_hint = true, open_world_hint = false)
-    )]
-    async fn move_path(
-        &self,
-        args: JsonObject,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
-        self.forward("move", args, &ctx).await
-    }
-
-    #[tool(
-        name = "delete",
-        input_schema = input::<args::FilePath>(),
-        output_schema = output::<Done>(),
-        description = "Delete a file or folder. The path may be qualified as <workspace>/<path>; an unqualified path is in this session's own folder. Returns the qualified path.",
-        annotations(destructive_hint = true, open_world_hint = false)
-    )]
-    async fn delete(
-        &self,
-        args: JsonObject,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
-        self.forward("delete", args, &ctx).await
-    }
-
-    #[tool(
-        name = "search",
-        input_schema = input::<args::Search>(),
-        output_schema = output::<Found>(),
-        description = "Search text files under a folder for lines containing `query` (bounded; binary files skipped). The path may be qualified as <workspace>/<path>; unqualified or omitted, it is this session's own folder. Matches carry qualified paths.",
-        annotations(read_only_hint = true, open_world_hint = false)
-    )]
-    async fn search(
-        &self,
-        args: JsonObject,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
-        self.forward("search", args, &ctx).await
-    }
+/// A tool as `tools/list` shows it: the table's name, description, schemas
+/// and effect.
+fn definition(tool: Tool) -> rmcp::model::Tool {
+    let annotations = match tool.effect() {
+        Effect::ReadOnly => ToolAnnotations::new().read_only(true),
+        Effect::Additive => ToolAnnotations::new().destructive(false),
+        Effect::Destructive { idempotent: false } => ToolAnnotations::new().destructive(true),
+        Effect::Destructive { idempotent: true } => {
+            ToolAnnotations::new().destructive(true).idempotent(true)
+        }
+    };
+    rmcp::model::Tool::new(
+        tool.name(),
+        tool.description(),
+        Arc::new(tool.input_schema()),
+    )
+    .with_raw_output_schema(Arc::new(tool.output_schema()))
+    .with_annotations(annotations.open_world(false))
 }
 
 #[tool_handler(router = self.tool_router)]

@@ -371,6 +371,36 @@ async fn the_initialize_era_negotiates_and_gets_the_daemons_instructions() {
     shim.stop().await;
 }
 
+/// The shim lists the tools of the shared table, and the daemon dispatches
+/// every one of them: a tool only one side knew would be listed and then
+/// refused as "no tool", or never listed. Each call here has no arguments,
+/// so it either runs or is refused for a missing argument, by the tool itself.
+#[tokio::test]
+async fn every_listed_tool_is_one_the_daemon_dispatches() {
+    let env = TestEnv::new();
+    let shim = Spawn::new(&env, env.home()).start().await;
+    let tools = shim.client.list_all_tools().await.expect("tools/list");
+    let listed: BTreeSet<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    let table: BTreeSet<&str> = berth_proto::tools::Tool::ALL
+        .iter()
+        .map(|t| t.name())
+        .collect();
+    assert_eq!(listed, table);
+    for tool in listed {
+        let r = shim.call(tool, json!({})).await;
+        let s = r.structured_content.clone().expect("structured content");
+        if r.is_error == Some(true) {
+            assert_eq!(s["code"], "bad-argument", "{tool}: {s}");
+            let error = s["error"].as_str().unwrap();
+            assert!(
+                error.starts_with(&format!("{tool}: missing argument")),
+                "{error}"
+            );
+        }
+    }
+    shim.stop().await;
+}
+
 #[tokio::test]
 async fn the_2026_07_28_era_negotiates_without_initialize() {
     let env = TestEnv::new();

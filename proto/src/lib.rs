@@ -13,6 +13,9 @@
 //! - [`codes`]: stable machine codes carried across the RPC boundary.
 //! - [`settings`]: the settings berth knows, their defaults and ranges.
 //! - [`text`]: wording shared by the daemon's and the clients' messages.
+//! - [`tools`]: the MCP tools, their names, descriptions and schemas, which
+//!   the MCP shim lists and the daemon dispatches on.
+//! - [`tool_args`]: each MCP tool's arguments.
 //! - [`tool_results`]: the structured content of each MCP tool's result,
 //!   from which the daemon builds results and the MCP shim its schemas.
 //! - [`logfile`]: log files only their user may read.
@@ -38,7 +41,9 @@ pub mod record;
 pub mod settings;
 pub mod spawn;
 pub use berth_core::text;
+pub mod tool_args;
 pub mod tool_results;
+pub mod tools;
 pub mod transport;
 pub mod verify;
 

@@ -3,12 +3,14 @@
 pub mod claim;
 pub mod completions;
 pub mod daemon;
+pub mod exec;
 pub mod explain;
 pub mod install;
 pub mod man;
 pub mod path;
 pub mod resolve;
 pub mod root;
+pub mod sessions;
 pub mod setting;
 pub mod uninstall;
 pub mod workspace;
@@ -25,6 +27,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Explain(a) => explain::cmd_explain(&mut ctx, a).await,
         Command::Claim(a) => claim::cmd_claim(&mut ctx, a).await,
         Command::Path(a) => path::cmd_path(&mut ctx, a).await,
+        Command::Exec(a) => exec::cmd_exec(&mut ctx, a).await,
         Command::Workspace(w) => match w {
             WorkspaceCommand::List => workspace::list::cmd_workspace_list(&mut ctx).await,
             WorkspaceCommand::Show(a) => workspace::show::cmd_workspace_show(&mut ctx, a).await,
@@ -55,6 +58,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
             DaemonCommand::Stop(a) => daemon::stop::cmd_daemon_stop(&mut ctx, a).await,
             DaemonCommand::Status => daemon::status::cmd_daemon_status(&mut ctx).await,
         },
+        Command::Sessions(a) => sessions::cmd_sessions(&mut ctx, a).await,
         Command::Install(a) => install::cmd_install(&mut ctx, a).await,
         Command::Uninstall(a) => uninstall::cmd_uninstall(&mut ctx, a).await,
         Command::Completions(a) => completions::cmd_completions(&mut ctx, a).await,

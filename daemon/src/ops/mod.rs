@@ -5,6 +5,7 @@
 
 pub(crate) mod caller;
 pub(crate) mod device;
+pub(crate) mod diagnose;
 pub(crate) mod gather;
 pub(crate) mod homes;
 pub(crate) mod hooks;

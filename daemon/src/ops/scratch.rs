@@ -43,14 +43,20 @@ impl Device {
         Ok(ended.len())
     }
 
-    /// Sweeps expired scratch folders at `now`; returns how many went.
-    pub fn sweep_scratch(&self, now: i64) -> Result<usize, BerthError> {
-        self.end_unseen_sessions(now)?;
-        let keep = self
+    /// The grace period, in hours, that an ended session's scratch folder (and its row) is
+    /// kept for: the `scratch.keep_hours` setting, else its default.
+    pub fn scratch_keep_hours(&self) -> Result<i64, BerthError> {
+        Ok(self
             .store()
             .get_setting("scratch.keep_hours")?
             .and_then(|v| v.parse().ok())
-            .unwrap_or(DEFAULT_KEEP_HOURS);
+            .unwrap_or(DEFAULT_KEEP_HOURS))
+    }
+
+    /// Sweeps expired scratch folders at `now`; returns how many went.
+    pub fn sweep_scratch(&self, now: i64) -> Result<usize, BerthError> {
+        self.end_unseen_sessions(now)?;
+        let keep = self.scratch_keep_hours()?;
         let root = self.data_dir().join("scratch");
         let mut dirs = Vec::new();
         if let Ok(entries) = std::fs::read_dir(&root) {

@@ -245,3 +245,39 @@ impl Device {
         self.data_dir().join("scratch").join(id)
     }
 }
+
+/// A session as `berth sessions` shows it.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    /// What the store holds about it.
+    pub record: crate::store::SessionRecord,
+    /// Its scratch folder, when one exists.
+    pub scratch: Option<PathBuf>,
+    /// Whether its shim is connected to this daemon now.
+    pub connected: bool,
+}
+
+impl Device {
+    /// The open sessions, and with `all` those that ended within the scratch grace period
+    /// before `now` (the same period their folders are kept for). Also gives that period in
+    /// hours.
+    pub fn list_sessions(&self, all: bool, now: i64) -> Result<(Vec<Listed>, i64), BerthError> {
+        let keep_hours = self.scratch_keep_hours()?;
+        let since = all.then(|| now - keep_hours * 3600);
+        let live = self.live_session_ids();
+        let listed = self
+            .store()
+            .list_sessions(since)?
+            .into_iter()
+            .map(|record| {
+                let dir = self.scratch_dir(&record.id);
+                Listed {
+                    scratch: (valid_id(&record.id) && dir.is_dir()).then_some(dir),
+                    connected: live.contains(&record.id),
+                    record,
+                }
+            })
+            .collect();
+        Ok((listed, keep_hours))
+    }
+}

@@ -5,10 +5,12 @@
 use std::path::PathBuf;
 
 use berth_proto::text::escaped;
+use berth_proto::tool_args;
 use berth_proto::tool_results::{
     DeviceContext, Done, Failure, FileText, Found, Listing, Ls, Moved, Reply, UsedWorkspace,
     WorkspaceList, WorkspaceView, Written, json_text,
 };
+use berth_proto::tools::Tool;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -22,21 +24,6 @@ use berth_core::qualify::{
 };
 use berth_core::registry::Home;
 use berth_core::resolve::{Answer, Mode};
-
-/// The tools, in the order `tools/list` shows them. The list never changes
-/// at run time (some clients ignore `tools/list_changed`).
-pub const TOOLS: &[&str] = &[
-    "device_context",
-    "use_workspace",
-    "list_workspaces",
-    "ls",
-    "read",
-    "write",
-    "edit",
-    "move",
-    "delete",
-    "search",
-];
 
 /// A tool's reply, with the session's pin afterwards.
 #[derive(Debug)]
@@ -52,150 +39,6 @@ pub struct ToolReply {
     pub is_error: bool,
     /// The session's pin after the call.
     pub pin: Answer,
-}
-
-#[derive(Deserialize, Default)]
-struct Common {
-    #[serde(default)]
-    workspace: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct UseArgs {
-    name: String,
-    #[serde(default)]
-    allow_overlap: bool,
-}
-
-#[derive(Deserialize)]
-struct PathArg {
-    path: String,
-}
-
-#[derive(Deserialize)]
-struct WriteArgs {
-    path: String,
-    content: String,
-}
-
-#[derive(Deserialize)]
-struct EditArgs {
-    path: String,
-    old: String,
-    new: String,
-}
-
-#[derive(Deserialize)]
-struct MoveArgs {
-    from: String,
-    to: String,
-}
-
-#[derive(Deserialize)]
-struct SearchArgs {
-    query: String,
-    #[serde(default)]
-    path: Option<String>,
-}
-
-/// The JSON type an argument takes.
-#[derive(Clone, Copy)]
-enum Kind {
-    Text,
-    Flag,
-}
-
-/// One argument: its name, whether it is required, and its type.
-type Argument = (&'static str, bool, Kind);
-
-/// Each tool's arguments besides the optional `workspace` (name, required,
-/// type), and a correct call, which an argument error shows. They match the
-/// schemas `berth-mcp` lists; a test checks each call against them.
-const ARGUMENTS: &[(&str, &[Argument], &str)] = &[
-    ("device_context", &[], "{}"),
-    (
-        "use_workspace",
-        &[
-            ("name", true, Kind::Text),
-            ("allow_overlap", false, Kind::Flag),
-        ],
-        r#"{"name": "notes"}"#,
-    ),
-    ("list_workspaces", &[], "{}"),
-    ("ls", &[("path", true, Kind::Text)], r#"{"path": "./"}"#),
-    (
-        "read",
-        &[("path", true, Kind::Text)],
-        r#"{"path": "./todo.md"}"#,
-    ),
-    (
-        "write",
-        &[("path", true, Kind::Text), ("content", true, Kind::Text)],
-        r#"{"path": "./todo.md", "content": "- buy milk"}"#,
-    ),
-    (
-        "edit",
-        &[
-            ("path", true, Kind::Text),
-            ("old", true, Kind::Text),
-            ("new", true, Kind::Text),
-        ],
-        r#"{"path": "./todo.md", "old": "milk", "new": "bread"}"#,
-    ),
-    (
-        "move",
-        &[("from", true, Kind::Text), ("to", true, Kind::Text)],
-        r#"{"from": "./todo.md", "to": "./done.md"}"#,
-    ),
-    (
-        "delete",
-        &[("path", true, Kind::Text)],
-        r#"{"path": "./done.md"}"#,
-    ),
-    (
-        "search",
-        &[("query", true, Kind::Text), ("path", false, Kind::Text)],
-        r#"{"query": "milk", "path": "./"}"#,
-    ),
-];
-
-/// Refuses a missing or mistyped argument with a message that names it and
-/// shows a correct call (code `bad-argument`), so a model can fix its call at
-/// once rather than read a deserializer's words.
-fn check_arguments(tool: &str, args: &Value) -> Result<(), BerthError> {
-    let Some((_, spec, example)) = ARGUMENTS.iter().find(|(t, _, _)| *t == tool) else {
-        return Err(BerthError::invalid(format!(
-            "no tool {tool:?}; tools: {}",
-            TOOLS.join(", ")
-        )));
-    };
-    let bad = |problem: String| {
-        BerthError::bad_argument(format!(
-            "{tool}: {problem}. A correct call: {tool} {example}"
-        ))
-    };
-    let Some(object) = args.as_object() else {
-        return Err(bad(format!(
-            "the arguments must be a JSON object, not {args}"
-        )));
-    };
-    let workspace = ("workspace", false, Kind::Text);
-    for &(name, required, kind) in spec.iter().chain([&workspace]) {
-        let (want, fits): (&str, fn(&Value) -> bool) = match kind {
-            Kind::Text => ("a string", Value::is_string),
-            Kind::Flag => ("true or false", Value::is_boolean),
-        };
-        match object.get(name) {
-            None | Some(Value::Null) if required => {
-                return Err(bad(format!("missing argument `{name}` ({want})")));
-            }
-            Some(v) if !v.is_null() && !fits(v) => {
-                return Err(bad(format!("argument `{name}` must be {want}, not {v}")));
-            }
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 fn parse<T: for<'de> Deserialize<'de>>(tool: &str, args: &Value) -> Result<T, BerthError> {
@@ -290,17 +133,19 @@ impl Device {
         })
     }
 
-    fn run_tool(&self, s: &Session, tool: &str, args: &Value) -> Result<Out, BerthError> {
-        check_arguments(tool, args)?;
-        let common: Common = parse(tool, args)?;
+    fn run_tool(&self, s: &Session, name: &str, args: &Value) -> Result<Out, BerthError> {
+        let tool = Tool::from_name(name).ok_or_else(|| BerthError::invalid(Tool::unknown(name)))?;
+        tool.check_arguments(args)
+            .map_err(BerthError::bad_argument)?;
+        let common: tool_args::Only = parse(name, args)?;
         // Tools that do not depend on the session's workspace answer even when its pin fails.
         let answer = || self.call_answer(s, common.workspace.as_deref());
         match tool {
-            "device_context" => self.device_context(s, &answer()?),
-            "list_workspaces" => Out::of(&self.workspace_list()?),
-            "use_workspace" => self.use_workspace_tool(s, parse(tool, args)?),
-            "ls" => {
-                let a: PathArg = parse(tool, args)?;
+            Tool::DeviceContext => self.device_context(s, &answer()?),
+            Tool::ListWorkspaces => Out::of(&self.workspace_list()?),
+            Tool::UseWorkspace => self.use_workspace_tool(s, parse(name, args)?),
+            Tool::Ls => {
+                let a: tool_args::LsPath = parse(name, args)?;
                 let ls = match self.target(s, &answer()?, &a.path)? {
                     Target::Workspaces => Ls::Workspaces(self.workspace_list()?),
                     Target::In { place, rel } => {
@@ -311,45 +156,41 @@ impl Device {
                 };
                 Out::of(&ls)
             }
-            "read" => {
-                let a: PathArg = parse(tool, args)?;
+            Tool::Read => {
+                let a: tool_args::FilePath = parse(name, args)?;
                 let (f, rel) = self.file_target(s, &answer()?, &a.path)?;
                 Out::of(&typed::<FileText>(f.read(&rel)?)?)
             }
-            "write" => {
-                let a: WriteArgs = parse(tool, args)?;
+            Tool::Write => {
+                let a: tool_args::Write = parse(name, args)?;
                 let (f, rel) = self.file_target(s, &answer()?, &a.path)?;
                 self.refuse_unknown_first(&a.path, &f, true)?;
                 Out::of(&typed::<Written>(f.write(&rel, &a.content)?)?)
             }
-            "edit" => {
-                let a: EditArgs = parse(tool, args)?;
+            Tool::Edit => {
+                let a: tool_args::Edit = parse(name, args)?;
                 let (f, rel) = self.file_target(s, &answer()?, &a.path)?;
                 Out::of(&typed::<Done>(f.edit(&rel, &a.old, &a.new)?)?)
             }
-            "delete" => {
-                let a: PathArg = parse(tool, args)?;
+            Tool::Delete => {
+                let a: tool_args::FilePath = parse(name, args)?;
                 let (f, rel) = self.file_target(s, &answer()?, &a.path)?;
                 Out::of(&typed::<Done>(f.delete(&rel)?)?)
             }
-            "move" => {
-                let a: MoveArgs = parse(tool, args)?;
+            Tool::Move => {
+                let a: tool_args::Move = parse(name, args)?;
                 let answer = answer()?;
                 let (ff, fr) = self.file_target(s, &answer, &a.from)?;
                 let (tf, tr) = self.file_target(s, &answer, &a.to)?;
                 self.refuse_unknown_first(&a.to, &tf, true)?;
                 Out::of(&typed::<Moved>(move_path(&ff, &fr, &tf, &tr)?)?)
             }
-            "search" => {
-                let a: SearchArgs = parse(tool, args)?;
+            Tool::Search => {
+                let a: tool_args::Search = parse(name, args)?;
                 let path = a.path.unwrap_or_else(|| "./".into());
                 let (f, rel) = self.file_target(s, &answer()?, &path)?;
                 Out::of(&typed::<Found>(f.search(&rel, &a.query)?)?)
             }
-            other => Err(BerthError::invalid(format!(
-                "no tool {other:?}; tools: {}",
-                TOOLS.join(", ")
-            ))),
         }
     }
 
@@ -414,7 +255,11 @@ impl Device {
         })
     }
 
-    fn use_workspace_tool(&self, s: &Session, a: UseArgs) -> Result<Out, BerthError> {
+    fn use_workspace_tool(
+        &self,
+        s: &Session,
+        a: tool_args::UseWorkspace,
+    ) -> Result<Out, BerthError> {
         let done = self.use_workspace(&s.caller, &a.name, a.allow_overlap, Mode::Agent)?;
         if done.folder.is_some() {
             self.repin(&s.id, done.answer.clone())?;

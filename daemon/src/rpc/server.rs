@@ -304,6 +304,58 @@ impl pb::berth_server::Berth for Service {
         }))
     }
 
+    #[instrument(skip_all, name = "list_sessions")]
+    async fn list_sessions(
+        &self,
+        req: Request<pb::ListSessionsRequest>,
+    ) -> Result<Response<pb::ListSessionsReply>, Status> {
+        let all = req.into_inner().all;
+        let (listed, keep_hours) = self
+            .blocking(move |d| d.list_sessions(all, crate::ops::sessions::now_secs()))
+            .await?;
+        let path = |p: Option<&std::path::Path>| p.map(|p| p.display().to_string());
+        let sessions = listed
+            .into_iter()
+            .map(|l| {
+                let r = l.record;
+                pb::SessionInfo {
+                    id: r.id,
+                    client_name: r.client_name,
+                    client_version: r.client_version,
+                    client_session_id: r.client_session_id,
+                    pid: r.pid.unwrap_or_default(),
+                    directory: r.cwd.display().to_string(),
+                    workspace: r.workspace,
+                    reason: r.reason,
+                    project: path(r.project.as_deref()).unwrap_or_default(),
+                    started_at: r.started_at,
+                    pinned_at: r.pinned_at,
+                    ended_at: r.ended_at.unwrap_or_default(),
+                    scratch: path(l.scratch.as_deref()).unwrap_or_default(),
+                    connected: l.connected,
+                }
+            })
+            .collect();
+        Ok(Response::new(pb::ListSessionsReply {
+            sessions,
+            keep_hours: u32::try_from(keep_hours).unwrap_or(u32::MAX),
+        }))
+    }
+
+    #[instrument(skip_all, name = "diagnose")]
+    async fn diagnose(
+        &self,
+        _: Request<pb::DiagnoseRequest>,
+    ) -> Result<Response<pb::DiagnoseReply>, Status> {
+        let d = self.blocking(|d| d.diagnose()).await?;
+        Ok(Response::new(pb::DiagnoseReply {
+            data_dir: d.data_dir.display().to_string(),
+            database: d.database.display().to_string(),
+            integrity: d.integrity,
+            log_file: d.log_file.display().to_string(),
+        }))
+    }
+
     #[instrument(skip_all, name = "status")]
     async fn status(
         &self,

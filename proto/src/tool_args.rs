@@ -1,12 +1,14 @@
-//! The tools' arguments, as `tools/list` shows them. The shim forwards the
-//! arguments as they came; the daemon checks them (a missing or mistyped
-//! one is a tool error naming it) and decides what they mean.
+//! Each MCP tool's arguments. `berth-mcp` derives every tool's `inputSchema`
+//! from these types and forwards the arguments as they came; the daemon
+//! checks them against the same schema (a missing or mistyped one is a tool
+//! error naming it) and reads them into the same types, so the two sides
+//! cannot drift apart. Which tool takes which type is in [`crate::tools`].
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// `device_context`, `list_workspaces`: only the optional workspace.
-#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Only {
     /// Run this call in this workspace instead of the session's own (reason
     /// `argument`). Omit it normally.
@@ -15,7 +17,7 @@ pub struct Only {
 }
 
 /// `use_workspace`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct UseWorkspace {
     /// The workspace this project should use: an existing one or a new name
     /// (1 to 40 of a-z, 0-9 and '-', starting with a letter or digit). Ask the
@@ -32,7 +34,7 @@ pub struct UseWorkspace {
 }
 
 /// `ls`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct LsPath {
     /// The folder to list: `<workspace>/<path>`, `./<path>` (the session's
     /// own folder), or unqualified (the session's own folder; its first
@@ -46,7 +48,7 @@ pub struct LsPath {
 }
 
 /// `read`, `delete`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct FilePath {
     /// A path, qualified as `<workspace>/<path>` or unqualified (the
     /// session's own folder); `./<path>` is always the session's own folder.
@@ -58,7 +60,7 @@ pub struct FilePath {
 }
 
 /// `write`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Write {
     /// The file to write, qualified as `<workspace>/<path>` or unqualified
     /// (the session's own folder). Parent folders are created, but a new
@@ -74,7 +76,7 @@ pub struct Write {
 }
 
 /// `edit`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Edit {
     /// The file to edit, qualified as `<workspace>/<path>` or unqualified
     /// (the session's own folder).
@@ -90,7 +92,7 @@ pub struct Edit {
 }
 
 /// `move`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Move {
     /// The file or folder to move, qualified as `<workspace>/<path>` or
     /// unqualified (the session's own folder).
@@ -106,7 +108,7 @@ pub struct Move {
 }
 
 /// `search`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Search {
     /// The text to look for (plain text, not a pattern).
     pub query: String,

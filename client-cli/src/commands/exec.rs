@@ -1,0 +1,229 @@
+//! `berth exec [--cwd DIR] [--workspace NAME] -- CMD [ARGS...]`: resolves a
+//! directory once, as an agent session would, and runs CMD in this very
+//! process with the answer in its environment and arguments, so an editor's
+//! pipes reach CMD directly (docs/decisions/0026-berth-exec.md).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use berth_proto::client::Connection;
+use berth_proto::pb;
+use clap::Args;
+
+use crate::context::Ctx;
+use crate::output::{self, CliError};
+use crate::placeholders;
+
+/// Arguments of `berth exec`.
+#[derive(Args, Debug)]
+pub struct ExecArgs {
+    /// The directory to resolve; default: `BERTH_CWD`, else
+    /// `CLAUDE_PROJECT_DIR`, else the current directory. CMD still starts in
+    /// the current directory.
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Use this workspace (reason `argument`).
+    #[arg(long, short, value_name = "NAME")]
+    pub workspace: Option<String>,
+    /// The command and its arguments. `{workspace}`, `{home}` and `{project}`
+    /// in them are replaced; `{{` and `}}` are literal braces.
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+/// The placeholders, in the order error messages list them.
+const NAMES: [&str; 3] = ["workspace", "home", "project"];
+
+/// Runs `berth exec`. On success it does not return: CMD replaces berth.
+pub async fn cmd_exec(ctx: &mut Ctx, args: ExecArgs) -> Result<(), CliError> {
+    if ctx.json {
+        return Err(CliError::usage(
+            "berth exec leaves stdout to the command it runs, so --json does not apply",
+        ));
+    }
+    // A bad template is refused before the daemon is asked anything.
+    let blank = NAMES.map(|n| (n, ""));
+    for word in &args.command {
+        fill_word(word, &blank)?;
+    }
+    let program = args.command[0].to_string_lossy().into_owned();
+    ensure_daemon(ctx).await?;
+    let req = pb::ResolveRequest {
+        caller: Some(ctx.caller()?),
+        path: super::path_arg(directory(args.cwd), "the directory")?,
+        workspace: args.workspace.unwrap_or_default(),
+        mode: pb::Mode::Agent as i32,
+    };
+    let r = ctx
+        .unary(req, |mut c, r| async move { c.resolve(r).await })
+        .await?
+        .resolution
+        .unwrap_or_default();
+    refuse_a_default(&r, &program)?;
+    let home = home_of(ctx, &r.workspace).await?;
+    for n in &r.notes {
+        output::note(n);
+    }
+    let values = [
+        ("workspace", r.workspace.as_str()),
+        ("home", home.as_str()),
+        ("project", r.project.as_str()),
+    ];
+    let words = args
+        .command
+        .iter()
+        .map(|w| fill_word(w, &values))
+        .collect::<Result<Vec<_>, _>>()?;
+    let env = [
+        ("BERTH_WORKSPACE", r.workspace.as_str()),
+        ("BERTH_HOME", home.as_str()),
+        ("BERTH_PROJECT", r.project.as_str()),
+        ("BERTH_REASON", r.reason.as_str()),
+    ];
+    run(&words, &env)
+}
+
+/// The directory to resolve, when it is not the caller's own (which
+/// `Ctx::caller` forwards, `BERTH_CWD` first): `--cwd`, else Claude Code's
+/// `CLAUDE_PROJECT_DIR` unless `BERTH_CWD` overrides it, as `berth-mcp`
+/// chooses.
+fn directory(cwd: Option<PathBuf>) -> Option<PathBuf> {
+    let set = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    cwd.or_else(|| match set("BERTH_CWD") {
+        Some(_) => None,
+        None => set("CLAUDE_PROJECT_DIR").map(PathBuf::from),
+    })
+}
+
+/// Starts the daemon through `berth daemon start` when none runs, so that
+/// it is the child of that short-lived process and never of CMD: a program
+/// that waits for its children (a shell's `wait`) must not wait for berthd.
+async fn ensure_daemon(ctx: &Ctx) -> Result<(), CliError> {
+    if Connection::open_existing(&ctx.env).await?.is_some() {
+        return Ok(());
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::failed(format!("cannot find the berth program itself: {e}")))?;
+    // stdout may be an MCP client's pipe: the start's report goes nowhere.
+    let started = std::process::Command::new(exe)
+        .args(["daemon", "start"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .map_err(|e| CliError::failed(format!("cannot run `berth daemon start`: {e}")))?;
+    if started.success() {
+        Ok(())
+    } else {
+        Err(
+            CliError::failed("the daemon could not be started (the error is above)")
+                .hint("run `berth daemon start` to see why"),
+        )
+    }
+}
+
+/// Refuses an answer that only the device's active workspace gave: nothing
+/// chose a workspace for this directory, and the wrapped program would
+/// quietly write into whatever is active.
+fn refuse_a_default(r: &pb::Resolution, program: &str) -> Result<(), CliError> {
+    if r.reason != "active" {
+        return Ok(());
+    }
+    let mut e = CliError::failed(format!(
+        "nothing chose a workspace for {}: only the device's active workspace, {}, would apply, so {program} was not started",
+        r.directory, r.workspace
+    ));
+    if !r.proposal.is_empty() {
+        e = e.hint(format!(
+            "{} proposes workspace {}; to approve it, run `berth workspace use {}` in {}",
+            r.project_file, r.proposal, r.proposal, r.project
+        ));
+    } else if !r.project.is_empty() {
+        e = e.hint(format!(
+            "to approve a workspace for this project: run `berth workspace use NAME` in {}",
+            r.project
+        ));
+    }
+    Err(e
+        .hint("to pin one in the registration: `berth exec --workspace NAME -- ...`")
+        .hint("to choose the workspace of every unassigned agent session: `berth setting set workspace.unassigned NAME`"))
+}
+
+/// The workspace's home folder (it may not exist yet: a managed home is
+/// made on first use).
+async fn home_of(ctx: &mut Ctx, name: &str) -> Result<String, CliError> {
+    let list = ctx
+        .unary(pb::ListWorkspacesRequest {}, |mut c, r| async move {
+            c.list_workspaces(r).await
+        })
+        .await?;
+    let ws = list
+        .workspaces
+        .into_iter()
+        .find(|w| w.name == name)
+        .ok_or_else(|| {
+            CliError::failed(format!(
+                "workspace {name} was deleted while berth exec ran; run it again"
+            ))
+        })?;
+    if !ws.error.is_empty() {
+        return Err(CliError::failed(format!(
+            "workspace {name}'s home cannot be used: {}",
+            ws.error
+        )));
+    }
+    Ok(ws.home)
+}
+
+/// One word of the command with its placeholders filled. A word that is not
+/// UTF-8 passes through unchanged when it holds no brace.
+fn fill_word(word: &OsString, values: &[(&str, &str)]) -> Result<OsString, CliError> {
+    match word.to_str() {
+        Some(s) => placeholders::fill(s, values)
+            .map(OsString::from)
+            .map_err(|e| CliError::usage(e.0)),
+        None if !word
+            .as_encoded_bytes()
+            .iter()
+            .any(|b| matches!(b, b'{' | b'}')) =>
+        {
+            Ok(word.clone())
+        }
+        None => Err(CliError::usage(format!(
+            "{} is not valid UTF-8 and holds a brace; berth fills placeholders in UTF-8 words only",
+            word.to_string_lossy()
+        ))),
+    }
+}
+
+/// Replaces this process with the command (Unix), or runs it and exits with
+/// its code. Only a command that cannot start comes back, as an error with
+/// the shells' codes: 127 when it is not found, 126 when it cannot run.
+fn run(words: &[OsString], env: &[(&str, &str)]) -> Result<(), CliError> {
+    let program = &words[0];
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(&words[1..]);
+    cmd.envs(env.iter().copied());
+    #[cfg(unix)]
+    let e = {
+        use std::os::unix::process::CommandExt;
+        cmd.exec()
+    };
+    #[cfg(not(unix))]
+    let e = match cmd.status() {
+        Ok(s) => std::process::exit(s.code().unwrap_or(1)),
+        Err(e) => e,
+    };
+    let shown = program.to_string_lossy();
+    Err(if e.kind() == std::io::ErrorKind::NotFound {
+        let looked = if shown.contains('/') {
+            "no such file"
+        } else {
+            "no such command on PATH"
+        };
+        CliError::exit(127, format!("cannot run {shown}: {looked}"))
+            .hint("check the command's name, or give its absolute path")
+    } else {
+        CliError::exit(126, format!("cannot run {shown}: {e}"))
+            .hint("check that it is an executable file")
+    })
+}
