@@ -1,6 +1,7 @@
 //! What `berth doctor` asks the daemon about its own state: where its data and log are, and
 //! whether the database is sound. The judging (modes, limits, what to run) is the CLI's; the
-//! daemon answers only what it alone can see.
+//! daemon answers only what it alone can see
+//! (docs/decisions/0029-doctor-reads-the-database-through-the-daemon.md).
 
 use std::path::PathBuf;
 
