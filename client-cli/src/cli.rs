@@ -48,6 +48,10 @@ pub enum Command {
     /// Start, stop or inspect the daemon.
     #[command(subcommand)]
     Daemon(DaemonCommand),
+    /// List the agent sessions: their directory, workspace and why, and scratch folder.
+    Sessions(commands::sessions::SessionsArgs),
+    /// Check that berth works here: the daemon, the data folder, each registered client.
+    Doctor(commands::doctor::DoctorArgs),
     /// Register berth's MCP server and hooks with a coding client.
     Install(commands::install::InstallArgs),
     /// Remove what `berth install` registered with a client.

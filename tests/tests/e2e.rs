@@ -102,6 +102,12 @@ fn no_forgotten_test_files() {
         "tests/e2e/ files with no `#[path]` + `mod` line in tests/e2e.rs: {forgotten:?}"
     );
 }
+// `berth doctor`: the checklist, each problem's fix, exit codes.
+#[path = "e2e/doctor.rs"]
+mod doctor;
+// `berth sessions`: live sessions, ended ones with --all, the JSON shape.
+#[path = "e2e/sessions.rs"]
+mod sessions;
 // A projectless session's session-start context names its temporary scratch folder.
 #[path = "e2e/scratch_context.rs"]
 mod scratch_context;

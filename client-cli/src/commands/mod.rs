@@ -3,6 +3,7 @@
 pub mod claim;
 pub mod completions;
 pub mod daemon;
+pub mod doctor;
 pub mod exec;
 pub mod explain;
 pub mod init;
@@ -12,6 +13,7 @@ pub mod path;
 pub mod prompt;
 pub mod resolve;
 pub mod root;
+pub mod sessions;
 pub mod setting;
 pub mod uninstall;
 pub mod workspace;
@@ -61,6 +63,8 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
             DaemonCommand::Stop(a) => daemon::stop::cmd_daemon_stop(&mut ctx, a).await,
             DaemonCommand::Status => daemon::status::cmd_daemon_status(&mut ctx).await,
         },
+        Command::Sessions(a) => sessions::cmd_sessions(&mut ctx, a).await,
+        Command::Doctor(a) => doctor::cmd_doctor(&mut ctx, a).await,
         Command::Install(a) => install::cmd_install(&mut ctx, a).await,
         Command::Uninstall(a) => uninstall::cmd_uninstall(&mut ctx, a).await,
         Command::Completions(a) => completions::cmd_completions(&mut ctx, a).await,

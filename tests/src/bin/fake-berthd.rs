@@ -240,6 +240,20 @@ impl pb::berth_server::Berth for Fake {
     ) -> Result<Response<pb::QualifyPathReply>, Status> {
         Err(Status::unimplemented("fake"))
     }
+
+    async fn list_sessions(
+        &self,
+        _: Request<pb::ListSessionsRequest>,
+    ) -> Result<Response<pb::ListSessionsReply>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn diagnose(
+        &self,
+        _: Request<pb::DiagnoseRequest>,
+    ) -> Result<Response<pb::DiagnoseReply>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
 }
 
 fn main() {

@@ -8,6 +8,9 @@ use std::sync::Mutex;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::writer::MakeWriterExt;
 
+/// The log file's name in the state folder.
+pub const LOG_FILE: &str = "berthd.log";
+
 /// Installs the global subscriber. Returns an error only when the log file
 /// cannot be opened; logging then goes to stderr alone.
 pub fn init(state_dir: &Path, foreground: bool) -> std::io::Result<()> {
@@ -15,7 +18,7 @@ pub fn init(state_dir: &Path, foreground: bool) -> std::io::Result<()> {
         .or_else(|_| EnvFilter::try_from_default_env())
         .unwrap_or_else(|_| EnvFilter::new("info"));
     // 0700 folder, 0600 file: the log names the user's folders and workspaces.
-    let opened = berth_proto::logfile::open_private(state_dir, "berthd.log");
+    let opened = berth_proto::logfile::open_private(state_dir, LOG_FILE);
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false);

@@ -86,7 +86,39 @@ const MIGRATIONS: &[&str] = &[
         dev INTEGER NOT NULL,
         ino INTEGER NOT NULL
      ) STRICT;",
+    // 5: when each session's pin was last set (registration or its own use_workspace), for
+    // `berth sessions`. Rows from before fall back to their start.
+    "ALTER TABLE sessions ADD COLUMN pinned_at INTEGER;",
 ];
+
+/// A session as `berth sessions` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRecord {
+    /// The daemon-made id.
+    pub id: String,
+    /// Its directory.
+    pub cwd: PathBuf,
+    /// MCP client info.
+    pub client_name: String,
+    /// MCP client info.
+    pub client_version: String,
+    /// The client's own session id.
+    pub client_session_id: String,
+    /// The pinned workspace.
+    pub workspace: String,
+    /// Why.
+    pub reason: String,
+    /// The session's project, if any.
+    pub project: Option<PathBuf>,
+    /// Unix seconds: registered, pin last set, ended (`None` while open).
+    pub started_at: i64,
+    /// See `started_at`.
+    pub pinned_at: i64,
+    /// See `started_at`.
+    pub ended_at: Option<i64>,
+    /// The shim's process id, when it sent one.
+    pub pid: Option<u32>,
+}
 
 /// A session being registered.
 #[derive(Debug, Clone)]
@@ -316,10 +348,12 @@ impl Store {
         self.with(|c| {
             c.execute(
                 "INSERT INTO sessions (id, cwd, client_name, client_version, client_session_id,
-                                       workspace, reason, project, started_at, ended_at, pid)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, unixepoch(), NULL, ?9)
+                                       workspace, reason, project, started_at, ended_at, pid,
+                                       pinned_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, unixepoch(), NULL, ?9, unixepoch())
                  ON CONFLICT (id) DO UPDATE SET workspace = excluded.workspace,
-                     reason = excluded.reason, ended_at = NULL, pid = excluded.pid",
+                     reason = excluded.reason, ended_at = NULL, pid = excluded.pid,
+                     pinned_at = coalesce(sessions.pinned_at, excluded.pinned_at)",
                 params![
                     s.id,
                     path_text(s.cwd),
@@ -340,7 +374,8 @@ impl Store {
     pub fn repin_session(&self, id: &str, workspace: &str, reason: &str) -> Result<(), StoreError> {
         self.with(|c| {
             c.execute(
-                "UPDATE sessions SET workspace = ?2, reason = ?3 WHERE id = ?1",
+                "UPDATE sessions SET workspace = ?2, reason = ?3, pinned_at = unixepoch()
+                 WHERE id = ?1",
                 params![id, workspace, reason],
             )?;
             Ok(())
@@ -387,6 +422,53 @@ impl Store {
                 })?
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(rows)
+        })
+    }
+
+    /// The sessions still open, and those that ended at `ended_since` (unix seconds) or
+    /// later; open ones first, then ended ones, each group oldest first.
+    pub fn list_sessions(
+        &self,
+        ended_since: Option<i64>,
+    ) -> Result<Vec<SessionRecord>, StoreError> {
+        self.with(|c| {
+            let mut stmt = c.prepare(
+                "SELECT id, cwd, client_name, client_version, client_session_id, workspace,
+                        reason, project, started_at, coalesce(pinned_at, started_at), ended_at, pid
+                 FROM sessions
+                 WHERE ended_at IS NULL OR ended_at >= ?1
+                 ORDER BY ended_at IS NOT NULL, started_at, rowid",
+            )?;
+            let rows = stmt
+                .query_map([ended_since.unwrap_or(i64::MAX)], |r| {
+                    Ok(SessionRecord {
+                        id: r.get(0)?,
+                        cwd: PathBuf::from(r.get::<_, String>(1)?),
+                        client_name: r.get(2)?,
+                        client_version: r.get(3)?,
+                        client_session_id: r.get(4)?,
+                        workspace: r.get(5)?,
+                        reason: r.get(6)?,
+                        project: r.get::<_, Option<String>>(7)?.map(PathBuf::from),
+                        started_at: r.get(8)?,
+                        pinned_at: r.get(9)?,
+                        ended_at: r.get(10)?,
+                        pid: r.get(11)?,
+                    })
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })
+    }
+
+    /// `PRAGMA quick_check`: `["ok"]` when the database is sound, else what SQLite found.
+    pub fn quick_check(&self) -> Result<Vec<String>, StoreError> {
+        self.with(|c| {
+            let mut stmt = c.prepare("PRAGMA quick_check")?;
+            let lines = stmt
+                .query_map([], |r| r.get::<_, String>(0))?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(lines)
         })
     }
 
@@ -586,7 +668,7 @@ fn path_text(path: &Path) -> String {
 /// that writes was given up at its deadline, the commit becomes a rollback.
 /// SQLite then answers `SQLITE_CONSTRAINT_COMMITHOOK` ([`is_refused_commit`]).
 fn refuse_commit(closed: Arc<AtomicBool>) -> impl FnMut() -> bool + Send + 'static {
-    move || closed.load(Ordering::SeqCst) || !crate::pool::may_commit()
+    move || closed.load(Ordering::SeqCst) || !crate::pool::fate::may_commit()
 }
 
 /// Whether SQLite refused a commit because the gate said no.
