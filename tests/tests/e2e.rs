@@ -111,3 +111,6 @@ mod scratch_context;
 // `berth exec`: the answer in a wrapped command's environment and arguments; failures run nothing.
 #[path = "e2e/exec.rs"]
 mod exec;
+// How the hot-path clients are built and start: static on Linux with glibc.
+#[path = "e2e/startup.rs"]
+mod startup;
