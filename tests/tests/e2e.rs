@@ -7,6 +7,9 @@
 // "The daemon").
 #[path = "e2e/daemon.rs"]
 mod daemon;
+// Cargo metadata: descriptions, licences, readmes, and crates publishable as they are.
+#[path = "e2e/crates.rs"]
+mod crates;
 // Local homes: where `workspace create --home` may put a workspace's files (docs/reference.md,
 // "Workspaces and homes").
 #[path = "e2e/homes.rs"]
