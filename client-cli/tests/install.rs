@@ -563,9 +563,16 @@ fn man_pages_are_roff() {
         "{page}"
     );
     let dir = env.root().join("man");
+    // A link already at a page's name is replaced, never written through.
+    let victim = env.root().join("victim");
+    write(&victim, "precious");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(&victim, dir.join("berth-install.1")).unwrap();
     let _ = env
         .run_berth(["man", "--dir", dir.to_str().unwrap()])
         .success();
+    assert_eq!(read(&victim).as_deref(), Some("precious"));
+    assert!(!dir.join("berth-install.1").is_symlink());
     let sub =
         std::fs::read_to_string(dir.join("berth-workspace-list.1")).expect("a page per subcommand");
     assert!(sub.contains(".TH berth-workspace-list"), "{sub}");
