@@ -8,20 +8,19 @@ mod commands;
 mod context;
 mod install;
 mod output;
+mod parse;
 mod placeholders;
 
 use std::ffi::OsString;
 
-use clap::Parser;
-
 /// The C entry point: `berth` skips Rust's standard start-up, see
-/// `berth_proto::entry` for why and what it keeps.
+/// `berth_entry` for why and what it keeps. A panic exits 101, as with the
+/// standard start-up.
 #[cfg(all(unix, not(test)))]
 #[unsafe(no_mangle)]
 extern "C" fn main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
     // SAFETY: the C runtime passes `argc` valid C strings in `argv`.
-    let args = unsafe { berth_proto::entry::start(argc, argv) };
-    berth_proto::entry::finish(run(args))
+    unsafe { berth_entry::run(argc, argv, "berth", berth_entry::PANIC_EXIT, run) }
 }
 
 #[cfg(not(unix))]
@@ -32,7 +31,7 @@ fn main() -> std::process::ExitCode {
 /// Parses, runs the command on a current-thread runtime, and gives the exit code.
 #[cfg_attr(test, allow(dead_code))]
 fn run(args: Vec<OsString>) -> u8 {
-    let cli = cli::Cli::parse_from(args);
+    let cli = parse::parse(args);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

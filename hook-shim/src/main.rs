@@ -68,14 +68,18 @@ const RPC_BUDGET: Duration = Duration::from_secs(10);
 const DEFAULT_STOP_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The C entry point: the hook skips Rust's standard start-up, see
-/// `berth_proto::entry` for why and what it keeps.
+/// `berth_entry` for why and what it keeps. Even a panic outside the
+/// hook's own `catch_unwind` exits 0: a hook never fails its client.
 #[cfg(all(unix, not(test)))]
 #[unsafe(no_mangle)]
 extern "C" fn main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
     // SAFETY: the C runtime passes `argc` valid C strings in `argv`.
-    let args = unsafe { berth_proto::entry::start(argc, argv) };
-    hook_main(args);
-    berth_proto::entry::finish(0)
+    unsafe {
+        berth_entry::run(argc, argv, "berth-hook", 0, |args| {
+            hook_main(args);
+            0
+        })
+    }
 }
 
 #[cfg(not(unix))]

@@ -19,7 +19,6 @@
 //! - [`tool_results`]: the structured content of each MCP tool's result,
 //!   from which the daemon builds results and the MCP shim its schemas.
 //! - [`logfile`]: log files only their user may read.
-//! - `entry` (Unix): the lean process start of the hot-path clients.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), berth_proto::client::ClientError> {
@@ -33,8 +32,6 @@
 
 pub mod client;
 pub mod codes;
-#[cfg(unix)]
-pub mod entry;
 pub mod logfile;
 pub mod paths;
 pub mod record;

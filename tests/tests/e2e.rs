@@ -120,3 +120,6 @@ mod prompt;
 // `berth install/uninstall <client> --exec NAME`: a wrapped server in every client's file, byte-exact.
 #[path = "e2e/install_exec.rs"]
 mod install_exec;
+// How the hot-path clients are built and start: static on Linux with glibc.
+#[path = "e2e/startup.rs"]
+mod startup;
