@@ -35,6 +35,23 @@ fn no_command_is_a_usage_error() {
 }
 
 #[test]
+fn json_is_a_usage_error_where_stdout_is_not_berths() {
+    let env = TestEnv::new();
+    let marker = env.root().join("ran");
+    let mut args = vec![
+        "--json".to_string(),
+        "exec".into(),
+        "-w".into(),
+        "default".into(),
+    ];
+    args.push("--".into());
+    args.extend(touch(&marker));
+    let _ = ran_nothing(env.run_berth(&args), 2, &marker).stderr_has(&["--json"]);
+    let run = env.run_berth(["--json", "init", "bash"]).failure(2);
+    assert!(run.output.stdout.is_empty(), "{}", run.stdout());
+}
+
+#[test]
 fn a_missing_command_exits_127_and_one_that_cannot_run_126() {
     let env = TestEnv::new();
     let run = env
