@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use berth_bench::Tree;
 use berth_core::fsview::{DirLook, FsView};
-use berthd::cache::{CacheConfig, LookupCache};
+use berthd::{CacheConfig, LookupCache};
 
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument that does not match skips the run.

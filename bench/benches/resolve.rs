@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use berth_bench::{Tree, registry, resolve_once};
-use berthd::cache::{CacheConfig, LookupCache};
-use berthd::fsview::RealFs;
+use berthd::RealFs;
+use berthd::{CacheConfig, LookupCache};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
 fn bench(c: &mut Criterion) {

@@ -40,11 +40,18 @@ pub enum Command {
     /// in its environment (BERTH_WORKSPACE, BERTH_HOME, BERTH_PROJECT,
     /// BERTH_REASON) and in its arguments ({workspace}, {home}, {project}).
     Exec(commands::exec::ExecArgs),
+    /// Print a short segment for shell prompts: the workspace an agent
+    /// session here would use, and `?` when it would ask.
+    Prompt(commands::prompt::PromptArgs),
+    /// Print the lines that add `berth prompt` to a shell's prompt.
+    Init(commands::init::InitArgs),
     /// Start, stop or inspect the daemon.
     #[command(subcommand)]
     Daemon(DaemonCommand),
     /// List the agent sessions: their directory, workspace and why, and scratch folder.
     Sessions(commands::sessions::SessionsArgs),
+    /// Check that berth works here: the daemon, the data folder, each registered client.
+    Doctor(commands::doctor::DoctorArgs),
     /// Register berth's MCP server and hooks with a coding client.
     Install(commands::install::InstallArgs),
     /// Remove what `berth install` registered with a client.

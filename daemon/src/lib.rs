@@ -1,38 +1,34 @@
-//! berthd: berth's per-user daemon, around the pure core in the `berth-core` crate.
+//! berthd: berth's per-user daemon, around the pure core in the `berth-core` crate
+//! (ARCHITECTURE.md, "Code Map"). Its folders are its layers:
 //!
-//! [`fsview`] and [`gather`] meet the disk; [`store`] keeps the registry; [`device`] holds
-//! the state and its operations ([`workspaces`], [`roots`], [`settings`],
-//! [`use_workspace`], [`homes`], opened through [`linkfree`]); [`server`]
-//! speaks the protocol and runs blocking work on the bounded [`pool`];
-//! [`socket`], [`connections`], [`lock`], [`logging`] and [`lifecycle`] run
-//! the process.
+//! - `ops`: the device's state ([`Device`]) and its operations, plain Rust data in and out;
+//!   `gather` is where resolution meets the disk.
+//! - `store`: the registry in SQLite.
+//! - `cache`: the lookup cache of project files, its watches and the real filesystem view.
+//! - `files`: the file tools, atomic replaces and opening folders without following links.
+//! - `pool`: the bounded threads every blocking call runs on, with a deadline.
+//! - `rpc`: the gRPC server, the socket and its connections; the only layer that knows the
+//!   protocol's message types.
+//! - `process`: start-up, the instance locks, logging and shutdown.
+//!
+//! Every module is private to the crate. What is public below is what `main.rs`, the
+//! benches and the integration tests use.
 
-pub mod atomic;
-pub mod cache;
-pub mod caller;
-pub mod connections;
-pub mod device;
-pub mod diagnose;
-pub mod error;
-pub mod files;
-pub mod fsview;
-pub mod gather;
-pub mod homes;
-pub mod hooks;
-pub mod lifecycle;
-pub mod linkfree;
-pub mod lock;
-pub mod logging;
-pub mod pool;
-pub mod roots;
-pub mod scratch;
-pub mod server;
-pub mod sessions;
-pub mod settings;
-pub mod socket;
-pub mod store;
-pub mod throttle;
-pub mod tools;
-pub mod use_workspace;
-pub mod watch;
-pub mod workspaces;
+mod cache;
+mod error;
+mod files;
+mod ops;
+mod pool;
+mod process;
+mod rpc;
+mod store;
+
+pub use cache::realfs::RealFs;
+pub use cache::watch::{EventSink, NotifyWatcher, WatchEvent};
+pub use cache::{CacheConfig, LookupCache};
+pub use files::Folder;
+pub use ops::caller::Caller;
+pub use ops::device::Device;
+pub use process::lifecycle::{Options, run};
+pub use rpc::connections::Limits;
+pub use store::Store;

@@ -46,11 +46,11 @@ fn main() -> ExitCode {
     if !args.foreground && args.ready_fd.is_none() {
         return background(&args);
     }
-    berthd::lifecycle::run(berthd::lifecycle::Options {
+    berthd::run(berthd::Options {
         foreground: args.foreground,
         ready_fd: args.ready_fd,
         advertise_version: args.advertise_version,
-        limits: berthd::connections::Limits {
+        limits: berthd::Limits {
             idle_timeout: args.idle_timeout,
             max_connections: args.max_connections as usize,
         },

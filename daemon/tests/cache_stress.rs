@@ -20,12 +20,12 @@ use berth_core::fsview::{DirLook, FsView, look_along};
 use berth_core::registry::Home;
 use berth_core::resolve::{Facts, Mode, resolve};
 use berth_core::walk::walk_plan;
-use berthd::cache::{CacheConfig, LookupCache};
-use berthd::caller::Caller;
-use berthd::device::Device;
-use berthd::fsview::RealFs;
-use berthd::store::Store;
-use berthd::watch::{EventSink, NotifyWatcher, WatchEvent};
+use berthd::Caller;
+use berthd::Device;
+use berthd::RealFs;
+use berthd::Store;
+use berthd::{CacheConfig, LookupCache};
+use berthd::{EventSink, NotifyWatcher, WatchEvent};
 
 /// When answers are first compared, after the last change of a burst.
 const PROPAGATION: Duration = Duration::from_millis(20);

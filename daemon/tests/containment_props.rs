@@ -5,7 +5,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use berth_core::qualify::{Own, Place, QualifyCtx, Target, qualify};
-use berthd::files::Folder;
+use berthd::Folder;
 use proptest::prelude::*;
 
 /// Path segments an agent (or an attacker) might send.

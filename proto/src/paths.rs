@@ -45,7 +45,13 @@ fn non_empty(v: Option<OsString>) -> Option<OsString> {
 impl EnvCtx {
     /// Reads the process environment.
     pub fn from_process() -> EnvCtx {
-        let var = |k: &str| non_empty(std::env::var_os(k));
+        EnvCtx::from_vars(|k| std::env::var_os(k))
+    }
+
+    /// Reads an environment given as a lookup: what another process (a
+    /// client's MCP server, started with an environment of its own) would see.
+    pub fn from_vars(get: impl Fn(&str) -> Option<OsString>) -> EnvCtx {
+        let var = |k: &str| non_empty(get(k));
         let uid = current_uid();
         EnvCtx {
             berth_socket: var("BERTH_SOCKET"),

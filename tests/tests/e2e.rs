@@ -102,6 +102,9 @@ fn no_forgotten_test_files() {
         "tests/e2e/ files with no `#[path]` + `mod` line in tests/e2e.rs: {forgotten:?}"
     );
 }
+// `berth doctor`: the checklist, each problem's fix, exit codes.
+#[path = "e2e/doctor.rs"]
+mod doctor;
 // `berth sessions`: live sessions, ended ones with --all, the JSON shape.
 #[path = "e2e/sessions.rs"]
 mod sessions;
@@ -111,6 +114,12 @@ mod scratch_context;
 // `berth exec`: the answer in a wrapped command's environment and arguments; failures run nothing.
 #[path = "e2e/exec.rs"]
 mod exec;
+// `berth prompt` and `berth init`: the segment in the real shells' prompts.
+#[path = "e2e/prompt.rs"]
+mod prompt;
+// `berth install/uninstall <client> --exec NAME`: a wrapped server in every client's file, byte-exact.
+#[path = "e2e/install_exec.rs"]
+mod install_exec;
 // How the hot-path clients are built and start: static on Linux with glibc.
 #[path = "e2e/startup.rs"]
 mod startup;

@@ -32,7 +32,7 @@ pub struct ExecArgs {
 }
 
 /// The placeholders, in the order error messages list them.
-const NAMES: [&str; 3] = ["workspace", "home", "project"];
+pub const NAMES: [&str; 3] = ["workspace", "home", "project"];
 
 /// Runs `berth exec`. On success it does not return: CMD replaces berth.
 pub async fn cmd_exec(ctx: &mut Ctx, args: ExecArgs) -> Result<(), CliError> {

@@ -4,9 +4,9 @@
 use clap::Args;
 
 use crate::context::Ctx;
-use crate::install::clients::{self, FileSpec};
+use crate::install::clients::{self, Edit, FileSpec};
 use crate::install::files::{self, Action, Backup, Planned};
-use crate::install::{Client, Locations, Programs, Scope};
+use crate::install::{Client, Locations, Programs, Scope, json, toml};
 use crate::output::{self, CliError};
 
 /// Arguments of `berth install`.
@@ -22,11 +22,65 @@ pub struct InstallArgs {
     /// current directory.
     #[arg(long, value_enum, default_value = "user")]
     pub scope: Scope,
+    /// Register another MCP server, wrapped by `berth exec`, under this name
+    /// instead of berth's own: `--exec NAME -- CMD [ARGS...]`. Its arguments
+    /// may hold `{workspace}`, `{home}` and `{project}`.
+    #[arg(long, value_name = "NAME", requires = "command")]
+    pub exec: Option<String>,
+    /// With --exec: the server's command and arguments, after `--`.
+    #[arg(last = true, value_name = "CMD", requires = "exec")]
+    pub command: Vec<String>,
+}
+
+/// A server that `berth exec` wraps: its name in the client's config and
+/// its command (empty when uninstalling).
+#[derive(Debug)]
+pub struct Wrapped {
+    /// The entry's name.
+    pub name: String,
+    /// CMD and its arguments.
+    pub command: Vec<String>,
 }
 
 /// Runs `berth install`.
 pub async fn cmd_install(ctx: &mut Ctx, args: InstallArgs) -> Result<(), CliError> {
-    run(ctx, args.client, args.scope, args.dry_run, Action::Install)
+    let wrapped = match args.exec {
+        Some(name) => Some(Wrapped::new(name, args.command)?),
+        None => None,
+    };
+    run(
+        ctx,
+        args.client,
+        args.scope,
+        args.dry_run,
+        Action::Install,
+        wrapped.as_ref(),
+    )
+}
+
+impl Wrapped {
+    /// Checks the name and the command's placeholders (usage errors).
+    pub fn new(name: String, command: Vec<String>) -> Result<Wrapped, CliError> {
+        let plain = (1..=64).contains(&name.len())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !plain {
+            return Err(CliError::usage(format!(
+                "{name:?} cannot name a server: use 1 to 64 letters, digits, `-` or `_`"
+            )));
+        }
+        if name == json::SERVER_NAME {
+            return Err(CliError::usage(
+                "\"berth\" is berth's own server; give the wrapped server another name",
+            ));
+        }
+        for word in &command {
+            crate::placeholders::fill(word, &super::exec::NAMES.map(|n| (n, "")))
+                .map_err(|e| CliError::usage(e.0))?;
+        }
+        Ok(Wrapped { name, command })
+    }
 }
 
 /// Install and uninstall: plan every file, refuse before writing anything
@@ -37,18 +91,32 @@ pub fn run(
     scope: Scope,
     dry_run: bool,
     action: Action,
+    wrapped: Option<&Wrapped>,
 ) -> Result<(), CliError> {
     let loc = Locations::from_process().map_err(CliError::failed)?;
-    let programs = match (Programs::find(), action) {
-        (Ok(p), _) => p,
-        // Uninstall recognises berth's entries by name, not by path.
-        (Err(_), Action::Uninstall) => Programs {
+    let programs = match (Programs::find(), action, wrapped) {
+        (Ok(p), _, _) => p,
+        // Uninstall recognises berth's entries by name, not by path, and a
+        // wrapped server names `berth` itself.
+        (Err(_), Action::Uninstall, _) | (Err(_), _, Some(_)) => Programs {
             mcp: "berth-mcp".into(),
             hook: "berth-hook".into(),
         },
-        (Err(e), Action::Install) => return Err(CliError::failed(e)),
+        (Err(e), Action::Install, None) => return Err(CliError::failed(e)),
     };
-    let specs = clients::files(client, scope, &loc, &programs).map_err(|e| CliError::usage(e.0))?;
+    let specs = match wrapped {
+        Some(w) => {
+            // Uninstall recognises the entry by its name and shape, not by path.
+            let berth = std::env::current_exe().unwrap_or_else(|_| "berth".into());
+            let specs = clients::exec_files(client, scope, &loc, &berth, &w.name, &w.command)
+                .map_err(|e| CliError::usage(e.0))?;
+            for spec in &specs {
+                refuse_the_users_entry(spec, &w.name, action)?;
+            }
+            specs
+        }
+        None => clients::files(client, scope, &loc, &programs).map_err(|e| CliError::usage(e.0))?,
+    };
     let mut plans = Vec::new();
     for spec in &specs {
         let keep = action == Action::Uninstall && still_used(spec, scope, &loc, &programs);
@@ -73,7 +141,44 @@ pub fn run(
             p.write().map_err(CliError::failed)?
         });
     }
-    report(ctx, client, scope, dry_run, action, &plans, &backups)
+    report(
+        ctx, client, scope, dry_run, action, wrapped, &plans, &backups,
+    )
+}
+
+/// Refuses to touch an entry named `name` that is not a `berth exec`
+/// wrapper: the user registered it, and it is theirs. A file that cannot be
+/// read or parsed is left for the plan to report.
+fn refuse_the_users_entry(spec: &FileSpec, name: &str, action: Action) -> Result<(), CliError> {
+    let Ok(Some(text)) = files::read(&spec.path) else {
+        return Ok(());
+    };
+    let theirs = match &spec.edit {
+        Edit::Json(json::JsonEdit::Mcp { container, .. }) => json::parse(&text)
+            .ok()
+            .and_then(|doc| doc.get(*container)?.get(name).cloned())
+            .is_some_and(|e| !json::is_exec_entry(&e)),
+        Edit::Toml(_) => toml::parse(&text)
+            .ok()
+            .and_then(|doc| doc.get("mcp_servers")?.get(name).cloned())
+            .is_some_and(|t| !toml::is_exec_table(&t)),
+        Edit::Json(_) => false,
+    };
+    if !theirs {
+        return Ok(());
+    }
+    let e = CliError::failed(format!(
+        "{} already has a server named {name} that berth did not register; nothing was changed",
+        spec.path.display()
+    ));
+    Err(match action {
+        Action::Install => {
+            e.hint("choose another name with --exec, or remove that entry yourself first")
+        }
+        Action::Uninstall => {
+            e.hint("uninstall --exec removes only servers that install --exec registered")
+        }
+    })
 }
 
 /// Whether a shared file's entries must stay on uninstall: the other client
@@ -88,12 +193,14 @@ fn still_used(spec: &FileSpec, scope: Scope, loc: &Locations, programs: &Program
         .is_some_and(|mcp| files::has_server(&mcp))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn report(
     ctx: &Ctx,
     client: Client,
     scope: Scope,
     dry_run: bool,
     action: Action,
+    wrapped: Option<&Wrapped>,
     plans: &[Planned],
     backups: &[Option<std::path::PathBuf>],
 ) -> Result<(), CliError> {
@@ -120,6 +227,7 @@ fn report(
             .collect();
         return output::json(&serde_json::json!({
             "client": client.name(),
+            "server": wrapped.map_or(json::SERVER_NAME, |w| w.name.as_str()),
             "scope": if scope == Scope::User { "user" } else { "project" },
             "file": plans.first().map(|p| p.path.display().to_string()),
             "changed": changed,
@@ -156,11 +264,19 @@ fn report(
     if dry_run {
         output::note("dry run: nothing was written");
     } else if changed && action == Action::Install {
-        output::note(clients::after_install_hint(client));
+        match wrapped {
+            Some(w) => output::note(&format!(
+                "restart {}; its server {} now starts through `berth exec`, in the workspace of the folder each session runs in",
+                client.name(),
+                w.name
+            )),
+            None => output::note(clients::after_install_hint(client)),
+        }
     } else if !changed {
-        output::note(match action {
-            Action::Install => "berth was already registered; nothing changed",
-            Action::Uninstall => "berth was not registered; nothing changed",
+        let what = wrapped.map_or("berth".to_string(), |w| format!("the server {}", w.name));
+        output::note(&match action {
+            Action::Install => format!("{what} was already registered; nothing changed"),
+            Action::Uninstall => format!("{what} was not registered; nothing changed"),
         });
     }
     Ok(())

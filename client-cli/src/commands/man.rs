@@ -55,7 +55,7 @@ pub async fn cmd_man(ctx: &mut Ctx, args: ManArgs) -> Result<(), CliError> {
 
 /// Writes the page of `cmd` (the command line `words`) and of each of its
 /// subcommands, noting each page's file name and path in `written`.
-fn write_pages(
+pub(crate) fn write_pages(
     cmd: &clap::Command,
     words: &[String],
     dir: &Path,

@@ -3,11 +3,14 @@
 pub mod claim;
 pub mod completions;
 pub mod daemon;
+pub mod doctor;
 pub mod exec;
 pub mod explain;
+pub mod init;
 pub mod install;
 pub mod man;
 pub mod path;
+pub mod prompt;
 pub mod resolve;
 pub mod root;
 pub mod sessions;
@@ -28,6 +31,8 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Claim(a) => claim::cmd_claim(&mut ctx, a).await,
         Command::Path(a) => path::cmd_path(&mut ctx, a).await,
         Command::Exec(a) => exec::cmd_exec(&mut ctx, a).await,
+        Command::Prompt(a) => prompt::cmd_prompt(&mut ctx, a).await,
+        Command::Init(a) => init::cmd_init(&mut ctx, a).await,
         Command::Workspace(w) => match w {
             WorkspaceCommand::List => workspace::list::cmd_workspace_list(&mut ctx).await,
             WorkspaceCommand::Show(a) => workspace::show::cmd_workspace_show(&mut ctx, a).await,
@@ -59,6 +64,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
             DaemonCommand::Status => daemon::status::cmd_daemon_status(&mut ctx).await,
         },
         Command::Sessions(a) => sessions::cmd_sessions(&mut ctx, a).await,
+        Command::Doctor(a) => doctor::cmd_doctor(&mut ctx, a).await,
         Command::Install(a) => install::cmd_install(&mut ctx, a).await,
         Command::Uninstall(a) => uninstall::cmd_uninstall(&mut ctx, a).await,
         Command::Completions(a) => completions::cmd_completions(&mut ctx, a).await,

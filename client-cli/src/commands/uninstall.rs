@@ -19,15 +19,23 @@ pub struct UninstallArgs {
     /// The user's configuration, or the project in the current directory.
     #[arg(long, value_enum, default_value = "user")]
     pub scope: Scope,
+    /// Remove only the server that `berth install --exec NAME` registered.
+    #[arg(long, value_name = "NAME")]
+    pub exec: Option<String>,
 }
 
 /// Runs `berth uninstall`.
 pub async fn cmd_uninstall(ctx: &mut Ctx, args: UninstallArgs) -> Result<(), CliError> {
+    let wrapped = match args.exec {
+        Some(name) => Some(super::install::Wrapped::new(name, Vec::new())?),
+        None => None,
+    };
     super::install::run(
         ctx,
         args.client,
         args.scope,
         args.dry_run,
         Action::Uninstall,
+        wrapped.as_ref(),
     )
 }

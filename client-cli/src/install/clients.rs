@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 
-use super::json::{Hook, JsonEdit};
+use super::json::{Hook, JsonEdit, SERVER_NAME};
 use super::toml::TomlServer;
 use super::{Client, Locations, Programs, Scope, shell_word};
 
@@ -53,21 +53,30 @@ pub struct FileSpec {
 #[derive(Debug)]
 pub struct Unsupported(pub String);
 
-/// The files of `client`'s registration in `scope`.
+/// The files of `client`'s registration in `scope`: its MCP server file
+/// with berth's entry first, then its hook files.
 pub fn files(
     client: Client,
     scope: Scope,
     loc: &Locations,
     programs: &Programs,
 ) -> Result<Vec<FileSpec>, Unsupported> {
-    let mcp = programs.mcp.to_string_lossy().into_owned();
     let hook = shell_word(&programs.hook);
     let project = &loc.cwd;
     let user = scope == Scope::User;
-    let entry = |v: Value| match v {
-        Value::Object(m) => m,
-        _ => Map::new(),
+    let args = if passes_cwd(client) {
+        vec!["--cwd".to_string(), WORKSPACE_FOLDER.to_string()]
+    } else {
+        vec![]
     };
+    let mcp = mcp_spec(
+        client,
+        scope,
+        loc,
+        SERVER_NAME,
+        programs.mcp.to_string_lossy().into_owned(),
+        args,
+    )?;
     let spec = |path: PathBuf, edit: Edit| FileSpec {
         path,
         edit,
@@ -93,52 +102,12 @@ pub fn files(
         ])),
         shared_with: Some(shared_with),
     };
-    let only_user = |what: &str| {
-        if user {
-            Ok(())
-        } else {
-            Err(Unsupported(format!(
-                "{} has no per-project configuration {what}; use --scope user",
-                client.name()
-            )))
-        }
-    };
     Ok(match client {
-        Client::ClaudeCode => vec![
-            // Claude Code starts servers in its launch directory and passes
-            // CLAUDE_PROJECT_DIR, so no --cwd.
-            spec(
-                if user {
-                    claude_json(loc)
-                } else {
-                    project.join(".mcp.json")
-                },
-                Edit::Json(JsonEdit::Mcp {
-                    container: "mcpServers",
-                    entry: entry(json!({"type": "stdio", "command": mcp, "args": []})),
-                }),
-            ),
-            claude_hooks(Client::Vscode),
-        ],
+        Client::ClaudeCode => vec![mcp, claude_hooks(Client::Vscode)],
         Client::Codex => {
-            let dir = if user {
-                loc.codex_home
-                    .clone()
-                    .unwrap_or_else(|| loc.home.join(".codex"))
-            } else {
-                project.join(".codex")
-            };
+            let dir = codex_dir(scope, loc);
             vec![
-                // Codex starts servers in the session's directory; its `cwd`
-                // key takes no variables, so it stays unset.
-                spec(
-                    dir.join("config.toml"),
-                    Edit::Toml(TomlServer {
-                        command: mcp,
-                        args: vec![],
-                        env_vars: CODEX_FORWARDED_ENV.iter().map(|s| s.to_string()).collect(),
-                    }),
-                ),
+                mcp,
                 spec(
                     dir.join("hooks.json"),
                     Edit::Json(JsonEdit::NestedHooks(vec![
@@ -154,24 +123,7 @@ pub fn files(
                 ),
             ]
         }
-        Client::Vscode => vec![
-            spec(
-                if user {
-                    loc.vscode_user_dir().join("mcp.json")
-                } else {
-                    project.join(".vscode").join("mcp.json")
-                },
-                Edit::Json(JsonEdit::Mcp {
-                    container: "servers",
-                    entry: entry(json!({
-                        "type": "stdio",
-                        "command": mcp,
-                        "args": ["--cwd", "${workspaceFolder}"],
-                    })),
-                }),
-            ),
-            claude_hooks(Client::ClaudeCode),
-        ],
+        Client::Vscode => vec![mcp, claude_hooks(Client::ClaudeCode)],
         Client::Cursor => {
             let dir = if user {
                 loc.home.join(".cursor")
@@ -179,16 +131,7 @@ pub fn files(
                 project.join(".cursor")
             };
             vec![
-                spec(
-                    dir.join("mcp.json"),
-                    Edit::Json(JsonEdit::Mcp {
-                        container: "mcpServers",
-                        entry: entry(json!({
-                            "command": mcp,
-                            "args": ["--cwd", "${workspaceFolder}"],
-                        })),
-                    }),
-                ),
+                mcp,
                 spec(
                     dir.join("hooks.json"),
                     Edit::Json(JsonEdit::FlatHooks(vec![
@@ -204,49 +147,11 @@ pub fn files(
                 ),
             ]
         }
-        Client::ClaudeDesktop => {
-            only_user("(Claude Desktop has one config file)")?;
-            // %APPDATA%\Claude, ~/Library/Application Support/Claude, and on
-            // Linux (community builds) $XDG_CONFIG_HOME/Claude.
-            let dir = loc.app_config_dir().join("Claude");
-            vec![spec(
-                dir.join("claude_desktop_config.json"),
-                Edit::Json(JsonEdit::Mcp {
-                    container: "mcpServers",
-                    entry: entry(json!({"command": mcp, "args": []})),
-                }),
-            )]
-        }
-        Client::Cline => {
-            only_user("(Cline keeps its servers in the extension's storage)")?;
-            vec![spec(
-                loc.vscode_user_dir()
-                    .join("globalStorage")
-                    .join("saoudrizwan.claude-dev")
-                    .join("settings")
-                    .join("cline_mcp_settings.json"),
-                Edit::Json(JsonEdit::Mcp {
-                    container: "mcpServers",
-                    entry: entry(json!({"command": mcp, "args": [], "disabled": false})),
-                }),
-            )]
-        }
+        Client::ClaudeDesktop | Client::Cline => vec![mcp],
         Client::CopilotCli => {
-            only_user("that berth writes")?;
             let dir = loc.home.join(".copilot");
             vec![
-                spec(
-                    dir.join("mcp-config.json"),
-                    Edit::Json(JsonEdit::Mcp {
-                        container: "mcpServers",
-                        entry: entry(json!({
-                            "type": "local",
-                            "command": mcp,
-                            "args": [],
-                            "tools": ["*"],
-                        })),
-                    }),
-                ),
+                mcp,
                 spec(
                     dir.join("hooks").join("berth.json"),
                     Edit::Json(JsonEdit::CopilotHooks(vec![
@@ -261,6 +166,159 @@ pub fn files(
                     ])),
                 ),
             ]
+        }
+    })
+}
+
+/// The one file of a wrapped server's registration: `berth exec [--cwd
+/// ${workspaceFolder}] -- CMD ...` under `name` in the client's MCP file
+/// and shape (docs/decisions/0026-berth-exec.md).
+pub fn exec_files(
+    client: Client,
+    scope: Scope,
+    loc: &Locations,
+    berth: &std::path::Path,
+    name: &str,
+    command: &[String],
+) -> Result<Vec<FileSpec>, Unsupported> {
+    let mut args = vec!["exec".to_string()];
+    if passes_cwd(client) {
+        args.extend(["--cwd".to_string(), WORKSPACE_FOLDER.to_string()]);
+    }
+    args.push("--".into());
+    args.extend(command.iter().cloned());
+    let berth = berth.to_string_lossy().into_owned();
+    Ok(vec![mcp_spec(client, scope, loc, name, berth, args)?])
+}
+
+/// VS Code's and Cursor's variable for the folder a session works in.
+const WORKSPACE_FOLDER: &str = "${workspaceFolder}";
+
+/// Whether the client resolves `${workspaceFolder}` in a server's arguments,
+/// so `--cwd` can name the session's folder (VS Code, Cursor). Claude Code
+/// passes `CLAUDE_PROJECT_DIR` and Codex starts servers in the session's
+/// folder, so neither needs it.
+fn passes_cwd(client: Client) -> bool {
+    matches!(client, Client::Vscode | Client::Cursor)
+}
+
+/// Codex's folder in `scope`: `$CODEX_HOME` (else `~/.codex`), or the
+/// project's `.codex`.
+fn codex_dir(scope: Scope, loc: &Locations) -> PathBuf {
+    if scope == Scope::User {
+        loc.codex_home
+            .clone()
+            .unwrap_or_else(|| loc.home.join(".codex"))
+    } else {
+        loc.cwd.join(".codex")
+    }
+}
+
+/// An MCP server entry named `name` running `command args`, in `client`'s
+/// file and shape for `scope`.
+fn mcp_spec(
+    client: Client,
+    scope: Scope,
+    loc: &Locations,
+    name: &str,
+    command: String,
+    args: Vec<String>,
+) -> Result<FileSpec, Unsupported> {
+    let project = &loc.cwd;
+    let user = scope == Scope::User;
+    let only_user = |what: &str| {
+        if user {
+            Ok(())
+        } else {
+            Err(Unsupported(format!(
+                "{} has no per-project configuration {what}; use --scope user",
+                client.name()
+            )))
+        }
+    };
+    let json = |path: PathBuf, container: &'static str, entry: Value| FileSpec {
+        path,
+        edit: Edit::Json(JsonEdit::Mcp {
+            container,
+            name: name.to_string(),
+            entry: match entry {
+                Value::Object(m) => m,
+                _ => Map::new(),
+            },
+        }),
+        shared_with: None,
+    };
+    Ok(match client {
+        Client::ClaudeCode => json(
+            if user {
+                claude_json(loc)
+            } else {
+                project.join(".mcp.json")
+            },
+            "mcpServers",
+            json!({"type": "stdio", "command": command, "args": args}),
+        ),
+        // Codex's `cwd` key takes no variables, so it stays unset.
+        Client::Codex => FileSpec {
+            path: codex_dir(scope, loc).join("config.toml"),
+            edit: Edit::Toml(TomlServer {
+                name: name.to_string(),
+                command,
+                args,
+                env_vars: CODEX_FORWARDED_ENV.iter().map(|s| s.to_string()).collect(),
+            }),
+            shared_with: None,
+        },
+        Client::Vscode => json(
+            if user {
+                loc.vscode_user_dir().join("mcp.json")
+            } else {
+                project.join(".vscode").join("mcp.json")
+            },
+            "servers",
+            json!({"type": "stdio", "command": command, "args": args}),
+        ),
+        Client::Cursor => json(
+            if user {
+                loc.home.join(".cursor")
+            } else {
+                project.join(".cursor")
+            }
+            .join("mcp.json"),
+            "mcpServers",
+            json!({"command": command, "args": args}),
+        ),
+        Client::ClaudeDesktop => {
+            only_user("(Claude Desktop has one config file)")?;
+            // %APPDATA%\Claude, ~/Library/Application Support/Claude, and on
+            // Linux (community builds) $XDG_CONFIG_HOME/Claude.
+            json(
+                loc.app_config_dir()
+                    .join("Claude")
+                    .join("claude_desktop_config.json"),
+                "mcpServers",
+                json!({"command": command, "args": args}),
+            )
+        }
+        Client::Cline => {
+            only_user("(Cline keeps its servers in the extension's storage)")?;
+            json(
+                loc.vscode_user_dir()
+                    .join("globalStorage")
+                    .join("saoudrizwan.claude-dev")
+                    .join("settings")
+                    .join("cline_mcp_settings.json"),
+                "mcpServers",
+                json!({"command": command, "args": args, "disabled": false}),
+            )
+        }
+        Client::CopilotCli => {
+            only_user("that berth writes")?;
+            json(
+                loc.home.join(".copilot").join("mcp-config.json"),
+                "mcpServers",
+                json!({"type": "local", "command": command, "args": args, "tools": ["*"]}),
+            )
         }
     })
 }

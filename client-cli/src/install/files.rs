@@ -185,19 +185,27 @@ pub fn plan(spec: &FileSpec, action: Action, keep: bool) -> Result<Planned, Stri
     // A backup, even one that cannot be read, says the file existed before
     // berth's install: such a file is never deleted.
     let existed = std::fs::symlink_metadata(&backup_file).is_ok();
+    // Whether other servers of berth's stay in the file after this change
+    // (berth's own, or ones `berth exec` wraps): the backup serves them too.
+    let others_left;
     let (new, holds_berth, origin_matches) = match &spec.edit {
         Edit::Json(edit) => {
             let before = json::parse(text).map_err(refuse)?;
             let origin = backup.as_deref().and_then(|b| json::parse(b).ok());
             let mut bare = before.clone();
             json::uninstall(&mut bare, edit, origin.as_ref()).map_err(refuse)?;
-            let holds_berth = bare != before;
+            let servers = |doc: &serde_json::Map<String, serde_json::Value>| match edit {
+                json::JsonEdit::Mcp { container, .. } => json::holds_servers(doc, container),
+                _ => false,
+            };
+            let holds_berth = bare != before || servers(&before);
             let mut after = before.clone();
             if action == Action::Install {
                 json::install(&mut after, edit).map_err(refuse)?;
             } else {
                 after = bare;
             }
+            others_left = servers(&after);
             let origin_matches = origin.as_ref() == Some(&after);
             let new = if after == before {
                 old.clone()
@@ -219,14 +227,16 @@ pub fn plan(spec: &FileSpec, action: Action, keep: bool) -> Result<Planned, Stri
             let before = toml::parse(text).map_err(refuse)?;
             let origin = backup.as_deref().and_then(|b| toml::parse(b).ok());
             let mut bare = before.clone();
-            toml::uninstall(&mut bare, origin.as_ref()).map_err(refuse)?;
-            let holds_berth = toml::canonical(&bare) != toml::canonical(&before);
+            toml::uninstall(&mut bare, &server.name, origin.as_ref()).map_err(refuse)?;
+            let holds_berth =
+                toml::canonical(&bare) != toml::canonical(&before) || toml::holds_servers(&before);
             let mut after = before.clone();
             if action == Action::Install {
                 toml::install(&mut after, server).map_err(refuse)?;
             } else {
                 after = bare;
             }
+            others_left = toml::holds_servers(&after);
             // TOML keeps comments, so only identical text counts as the
             // original: a comment the user edited since install survives.
             let origin_matches = backup.as_deref() == Some(after.to_string().as_str());
@@ -254,6 +264,7 @@ pub fn plan(spec: &FileSpec, action: Action, keep: bool) -> Result<Planned, Stri
             // berth's parts were removed by hand and nothing else changed.
             Backup::Restore(backup_file)
         }
+        (Action::Uninstall, Some(_)) if others_left => Backup::None,
         (Action::Uninstall, Some(_)) if holds_berth => Backup::Keep(backup_file),
         (Action::Uninstall, Some(_)) => Backup::None,
     };

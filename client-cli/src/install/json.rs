@@ -19,13 +19,16 @@ pub struct Hook {
 /// What berth puts into one JSON file.
 #[derive(Debug, Clone)]
 pub enum JsonEdit {
-    /// An MCP server entry named `berth` under `container` (`mcpServers` or
-    /// `servers`). Keys of an existing entry that berth does not set (say, a
-    /// user's `env`) are kept.
+    /// An MCP server entry under `container` (`mcpServers` or `servers`):
+    /// berth's own, named `berth`, or a server wrapped by `berth exec`
+    /// under the user's name for it. Keys of an existing entry that berth
+    /// does not set (say, a user's `env`) are kept.
     Mcp {
         /// The object holding the servers.
         container: &'static str,
-        /// berth's entry.
+        /// The entry's name.
+        name: String,
+        /// The entry.
         entry: Map<String, Value>,
     },
     /// Claude Code's shape, also read by Codex and VS Code:
@@ -97,16 +100,25 @@ pub fn render(root: &Map<String, Value>, layout: &Layout) -> String {
 /// Adds or updates berth's part of the document.
 pub fn install(root: &mut Map<String, Value>, edit: &JsonEdit) -> Result<(), String> {
     match edit {
-        JsonEdit::Mcp { container, entry } => {
+        JsonEdit::Mcp {
+            container,
+            name,
+            entry,
+        } => {
             let servers = object_at(root, container)?;
-            match servers.get_mut(SERVER_NAME) {
+            if name != SERVER_NAME && servers.get(name).is_some_and(|e| !is_exec_entry(e)) {
+                return Err(format!(
+                    "it already has a server named \"{name}\" that berth did not register"
+                ));
+            }
+            match servers.get_mut(name) {
                 Some(Value::Object(existing)) => {
                     for (k, v) in entry {
                         existing.insert(k.clone(), v.clone());
                     }
                 }
                 _ => {
-                    servers.insert(SERVER_NAME.into(), Value::Object(entry.clone()));
+                    servers.insert(name.clone(), Value::Object(entry.clone()));
                 }
             }
         }
@@ -160,14 +172,18 @@ pub fn uninstall(
         true
     };
     match edit {
-        JsonEdit::Mcp { container, .. } => {
+        JsonEdit::Mcp {
+            container, name, ..
+        } => {
             let Some(servers) = root.get_mut(*container) else {
                 return Ok(());
             };
             let servers = servers
                 .as_object_mut()
                 .ok_or_else(|| format!("\"{container}\" is not an object"))?;
-            if servers.shift_remove(SERVER_NAME).is_some()
+            let ours = name == SERVER_NAME || servers.get(name).is_some_and(is_exec_entry);
+            if ours
+                && servers.shift_remove(name).is_some()
                 && servers.is_empty()
                 && !had(&[container])
             {
@@ -220,6 +236,28 @@ pub fn uninstall(
         }
     }
     Ok(())
+}
+
+/// Whether a server entry runs `berth exec`: its command is a program named
+/// `berth` and its first argument `exec`. Such entries are berth's to
+/// update and remove; any other entry under the same name is the user's.
+pub fn is_exec_entry(entry: &Value) -> bool {
+    let program = entry.get("command").and_then(Value::as_str).unwrap_or("");
+    let name = program.rsplit(['/', '\\']).next().unwrap_or("");
+    let first = entry
+        .get("args")
+        .and_then(Value::as_array)
+        .and_then(|a| a.first())
+        .and_then(Value::as_str);
+    matches!(name, "berth" | "berth.exe") && first == Some("exec")
+}
+
+/// Whether `container` holds any of berth's servers: its own or one that
+/// `berth exec` wraps. A backup stays while any is left.
+pub fn holds_servers(root: &Map<String, Value>, container: &str) -> bool {
+    root.get(container)
+        .and_then(Value::as_object)
+        .is_some_and(|m| m.iter().any(|(k, v)| k == SERVER_NAME || is_exec_entry(v)))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -398,6 +436,7 @@ mod tests {
             parse(r#"{"mcpServers": {"berth": {"command": "old", "env": {"A": "1"}}}}"#).unwrap();
         let edit = JsonEdit::Mcp {
             container: "mcpServers",
+            name: SERVER_NAME.into(),
             entry: json!({"command": "new", "args": []})
                 .as_object()
                 .unwrap()

@@ -7,6 +7,7 @@
 //! and writes. Where the files live comes from [`Locations`], built from the
 //! process environment at one place so tests can point it into a temp dir.
 
+pub mod audit;
 pub mod clients;
 pub mod files;
 pub mod json;

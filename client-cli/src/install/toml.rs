@@ -11,9 +11,12 @@ use toml_edit::{Array, DocumentMut, Item, Table, Value, value};
 
 use super::json::SERVER_NAME;
 
-/// berth's server table: its command, arguments and forwarded variables.
+/// A server table berth writes (its own, or one `berth exec` wraps): its
+/// name, command, arguments and forwarded variables.
 #[derive(Debug, Clone)]
 pub struct TomlServer {
+    /// The table's name under `mcp_servers`.
+    pub name: String,
     /// `command`.
     pub command: String,
     /// `args`.
@@ -28,7 +31,7 @@ pub fn parse(text: &str) -> Result<DocumentMut, String> {
         .map_err(|e| format!("it is not valid TOML: {}", e.to_string().trim()))
 }
 
-/// Adds or updates `[mcp_servers.berth]`; other keys of an existing berth
+/// Adds or updates `[mcp_servers.<name>]`; other keys of an existing berth
 /// table (say, `env`) are kept, and so are names the user added to its
 /// `env_vars` (berth's missing ones are appended).
 pub fn install(doc: &mut DocumentMut, server: &TomlServer) -> Result<(), String> {
@@ -41,14 +44,17 @@ pub fn install(doc: &mut DocumentMut, server: &TomlServer) -> Result<(), String>
         })
         .as_table_like_mut()
         .ok_or("\"mcp_servers\" is not a table")?;
+    let name = server.name.as_str();
+    if name != SERVER_NAME && servers.get(name).is_some_and(|t| !is_exec_table(t)) {
+        return Err(format!(
+            "it already has a server named \"{name}\" that berth did not register"
+        ));
+    }
     let mut args = Array::new();
     for a in &server.args {
         args.push(a.as_str());
     }
-    match servers
-        .get_mut(SERVER_NAME)
-        .and_then(Item::as_table_like_mut)
-    {
+    match servers.get_mut(name).and_then(Item::as_table_like_mut) {
         Some(t) => {
             let same = |item: Option<&Item>, want: &str| {
                 item.and_then(Item::as_value)
@@ -67,9 +73,9 @@ pub fn install(doc: &mut DocumentMut, server: &TomlServer) -> Result<(), String>
                     t.insert("env_vars", value(names(&server.env_vars)));
                 }
                 Some(item) => {
-                    let have = item
-                        .as_array_mut()
-                        .ok_or("\"mcp_servers.berth.env_vars\" is not an array")?;
+                    let have = item.as_array_mut().ok_or_else(|| {
+                        format!("\"mcp_servers.{name}.env_vars\" is not an array")
+                    })?;
                     for name in &server.env_vars {
                         if !have.iter().any(|v| v.as_str() == Some(name)) {
                             have.push(name.as_str());
@@ -83,7 +89,7 @@ pub fn install(doc: &mut DocumentMut, server: &TomlServer) -> Result<(), String>
             t.insert("command", value(server.command.as_str()));
             t.insert("args", value(args));
             t.insert("env_vars", value(names(&server.env_vars)));
-            servers.insert(SERVER_NAME, Item::Table(t));
+            servers.insert(name, Item::Table(t));
         }
     }
     Ok(())
@@ -97,10 +103,14 @@ fn names(list: &[String]) -> Array {
     a
 }
 
-/// Removes `[mcp_servers.berth]` (its `env_vars` with it), and
-/// `mcp_servers` when that empties it and `origin`, the file before berth's
-/// install, did not have it.
-pub fn uninstall(doc: &mut DocumentMut, origin: Option<&DocumentMut>) -> Result<(), String> {
+/// Removes `[mcp_servers.<name>]` (its `env_vars` with it) when it is
+/// berth's, and `mcp_servers` when that empties it and `origin`, the file
+/// before berth's install, did not have it.
+pub fn uninstall(
+    doc: &mut DocumentMut,
+    name: &str,
+    origin: Option<&DocumentMut>,
+) -> Result<(), String> {
     let Some(servers) = doc.get_mut("mcp_servers") else {
         return Ok(());
     };
@@ -108,10 +118,34 @@ pub fn uninstall(doc: &mut DocumentMut, origin: Option<&DocumentMut>) -> Result<
         .as_table_like_mut()
         .ok_or("\"mcp_servers\" is not a table")?;
     let had = origin.is_some_and(|o| o.contains_key("mcp_servers"));
-    if servers.remove(SERVER_NAME).is_some() && servers.is_empty() && !had {
+    let ours = name == SERVER_NAME || servers.get(name).is_some_and(is_exec_table);
+    if ours && servers.remove(name).is_some() && servers.is_empty() && !had {
         doc.remove("mcp_servers");
     }
     Ok(())
+}
+
+/// Whether a server table runs `berth exec` (see `json::is_exec_entry`).
+pub fn is_exec_table(item: &Item) -> bool {
+    let Some(t) = item.as_table_like() else {
+        return false;
+    };
+    let program = t.get("command").and_then(Item::as_str).unwrap_or("");
+    let name = program.rsplit(['/', '\\']).next().unwrap_or("");
+    let first = t
+        .get("args")
+        .and_then(Item::as_array)
+        .and_then(|a| a.get(0))
+        .and_then(Value::as_str);
+    matches!(name, "berth" | "berth.exe") && first == Some("exec")
+}
+
+/// Whether `mcp_servers` holds any of berth's servers: its own or one that
+/// `berth exec` wraps.
+pub fn holds_servers(doc: &DocumentMut) -> bool {
+    doc.get("mcp_servers")
+        .and_then(Item::as_table_like)
+        .is_some_and(|t| t.iter().any(|(k, v)| k == SERVER_NAME || is_exec_table(v)))
 }
 
 /// Every leaf of the document as `path = value`, without formatting: two
@@ -175,6 +209,7 @@ mod tests {
 
     fn server() -> TomlServer {
         TomlServer {
+            name: SERVER_NAME.into(),
             command: "/b/berth-mcp".into(),
             args: vec![],
             env_vars: vec!["BERTH_SOCKET".into(), "XDG_RUNTIME_DIR".into()],
@@ -197,7 +232,7 @@ mod tests {
         );
         install(&mut doc, &server()).unwrap();
         assert_eq!(doc.to_string(), text);
-        uninstall(&mut doc, None).unwrap();
+        uninstall(&mut doc, SERVER_NAME, None).unwrap();
         assert_eq!(doc.to_string(), original);
     }
 
@@ -209,7 +244,7 @@ mod tests {
             doc.to_string(),
             "[mcp_servers.berth]\ncommand = \"/b/berth-mcp\"\nargs = []\nenv_vars = [\"BERTH_SOCKET\", \"XDG_RUNTIME_DIR\"]\n"
         );
-        uninstall(&mut doc, None).unwrap();
+        uninstall(&mut doc, SERVER_NAME, None).unwrap();
         assert!(canonical(&doc).is_empty());
     }
 

@@ -17,6 +17,7 @@
 //! - [`notice`]: the ask-once text.
 //! - [`instructions`]: the MCP server instructions.
 //! - [`scratch`]: what the scratch sweep removes at a given time.
+//! - [`use_plan`]: everything `workspace use` writes, decided before anything is written.
 //! - [`text`]: shared wording and the one escaping function for human output.
 //! - `memfs` (tests, or the `test-support` feature): an in-memory [`fsview::FsView`].
 
@@ -36,4 +37,5 @@ pub mod registry;
 pub mod resolve;
 pub mod scratch;
 pub mod text;
+pub mod use_plan;
 pub mod walk;

@@ -1,6 +1,6 @@
 //! The project file `<dir>/.berth/workspace.json` (docs/reference.md, "Roots, the walk and project
 //! files"): where it lives, how big it may be, and how its bytes become a workspace name. Parsing
-//! is pure; reading it is `fsview`'s job. A file only *proposes* a workspace; whether it is
+//! is pure; reading it is the daemon's job (`RealFs`). A file only *proposes* a workspace; whether it is
 //! honoured is decided in `resolve`.
 
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! how: docs/reference.md, "The daemon"). An older daemon replaced by a newer client is in
 //! `daemon.rs`; a newer daemon meeting an old client cannot be run end to
 //! end (there is no old client binary), so its refusal is unit-tested at
-//! the RPC level in `daemon/src/server.rs` (`check_client_version`).
+//! the RPC level in `daemon/src/rpc/server.rs` (`check_client_version`).
 
 use berth_tests::{TestEnv, VERSION, bin};
 use serde_json::json;

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use crate::device::Device;
 use crate::error::BerthError;
+use crate::ops::device::Device;
 use berth_core::names::check_workspace_name;
 use berth_core::registry::{Home, Registry};
 
@@ -14,7 +14,7 @@ pub struct WorkspaceView {
     pub name: String,
     /// Whether it is the device's active workspace.
     pub active: bool,
-    /// Its home folder (derived; see [`crate::homes::home_of`]).
+    /// Its home folder (derived; see [`crate::ops::homes::home_of`]).
     pub home: PathBuf,
     /// `managed` or `local`.
     pub home_mode: &'static str,
@@ -40,7 +40,7 @@ impl Device {
     /// Lists every workspace.
     pub fn list_workspaces(&self) -> Result<(String, Vec<WorkspaceView>), BerthError> {
         let reg = self.registry();
-        let mut nested = crate::homes::nested_homes(&reg);
+        let mut nested = crate::ops::homes::nested_homes(&reg);
         let views = reg
             .workspaces
             .keys()
@@ -59,7 +59,7 @@ impl Device {
     }
 
     fn view(&self, reg: &Registry, name: &str) -> Result<WorkspaceView, BerthError> {
-        let notes = crate::homes::nested_homes(reg)
+        let notes = crate::ops::homes::nested_homes(reg)
             .remove(name)
             .unwrap_or_default();
         Ok(self.view_with(reg, name, notes))
@@ -69,27 +69,28 @@ impl Device {
     /// the listing's: one bad row costs only its own workspace.
     fn view_with(&self, reg: &Registry, name: &str, notes: Vec<String>) -> WorkspaceView {
         let entry = &reg.workspaces[name];
-        let (home, error) = match crate::homes::home_of(entry, &self.data_dir, &self.guard_ctx()) {
-            Ok(home) => {
-                // A local home is opened as its tools would open it, so a folder moved away or
-                // swapped shows here; managed homes are berth's own and made on first use.
-                let error = match entry.home {
-                    Home::Local(_) => self.open_home(entry).err().map(|e| e.message),
-                    Home::Managed => None,
-                };
-                (home, error)
-            }
-            Err(why) => {
-                let stored = match &entry.home {
-                    Home::Local(p) => p.clone(),
-                    Home::Managed => PathBuf::new(),
-                };
-                (
-                    stored,
-                    Some(crate::homes::refused_home(entry, &why).message),
-                )
-            }
-        };
+        let (home, error) =
+            match crate::ops::homes::home_of(entry, self.data_dir(), &self.guard_ctx()) {
+                Ok(home) => {
+                    // A local home is opened as its tools would open it, so a folder moved away or
+                    // swapped shows here; managed homes are berth's own and made on first use.
+                    let error = match entry.home {
+                        Home::Local(_) => self.open_home(entry).err().map(|e| e.message),
+                        Home::Managed => None,
+                    };
+                    (home, error)
+                }
+                Err(why) => {
+                    let stored = match &entry.home {
+                        Home::Local(p) => p.clone(),
+                        Home::Managed => PathBuf::new(),
+                    };
+                    (
+                        stored,
+                        Some(crate::ops::homes::refused_home(entry, &why).message),
+                    )
+                }
+            };
         WorkspaceView {
             name: name.to_string(),
             active: reg.active == name,
@@ -122,17 +123,17 @@ impl Device {
         refuse_taken(&self.registry())?;
         let home = match home {
             None => Home::Managed,
-            Some(typed) => Home::Local(crate::homes::check_local_home(
+            Some(typed) => Home::Local(crate::ops::homes::check_local_home(
                 std::path::Path::new(typed),
                 &self.guard_ctx(),
             )?),
         };
         // Decided inside the write, so two creates at once cannot both pass.
-        self.store.write(|w| {
+        self.store().write(|w| {
             refuse_taken(w.registry())?;
             refuse_shared_home(w.registry(), &home)?;
             if let Home::Local(path) = &home {
-                crate::homes::check_not_nested(path, name, w.registry())?;
+                crate::ops::homes::check_not_nested(path, name, w.registry())?;
             }
             Ok::<_, BerthError>(w.create_workspace(name, &home)?)
         })?;
@@ -153,11 +154,11 @@ impl Device {
         let Some(entry) = reg.workspaces.get(name) else {
             return Err(self.unknown_workspace(name));
         };
-        let home = crate::homes::home_of(entry, &self.data_dir, &self.guard_ctx()).ok();
+        let home = crate::ops::homes::home_of(entry, self.data_dir(), &self.guard_ctx()).ok();
         let mut out = Deleted::default();
         // Decided inside the write: a `switch` to it at the same moment must
         // not leave the device's active workspace deleted.
-        let reset = self.store.write(|w| {
+        let reset = self.store().write(|w| {
             let reg = w.registry();
             if !reg.exists(name) {
                 return Err(self.unknown_workspace(name));
@@ -205,7 +206,7 @@ impl Device {
 
     /// Makes `name` the device's active workspace.
     pub fn switch_workspace(&self, name: &str) -> Result<WorkspaceView, BerthError> {
-        self.store.write(|w| {
+        self.store().write(|w| {
             if !w.registry().exists(name) {
                 return Err(self.unknown_workspace(name));
             }

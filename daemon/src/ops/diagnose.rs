@@ -1,11 +1,12 @@
 //! What `berth doctor` asks the daemon about its own state: where its data and log are, and
 //! whether the database is sound. The judging (modes, limits, what to run) is the CLI's; the
-//! daemon answers only what it alone can see.
+//! daemon answers only what it alone can see
+//! (docs/decisions/0029-doctor-reads-the-database-through-the-daemon.md).
 
 use std::path::PathBuf;
 
-use crate::device::Device;
 use crate::error::BerthError;
+use crate::ops::device::Device;
 
 /// The daemon's answer to a diagnosis.
 #[derive(Debug, Clone)]
@@ -26,12 +27,12 @@ impl Device {
         // The daemon's environment never changes after start, so this is the folder its
         // logging opened the file in.
         let state = berth_proto::paths::state_dir(&berth_proto::paths::EnvCtx::from_process())
-            .unwrap_or_else(|_| self.data_dir.join("log"));
+            .unwrap_or_else(|_| self.data_dir().join("log"));
         Ok(Diagnosis {
-            data_dir: self.data_dir.clone(),
-            database: self.data_dir.join("berth.db"),
-            integrity: self.store.quick_check()?,
-            log_file: state.join(crate::logging::LOG_FILE),
+            data_dir: self.data_dir().to_path_buf(),
+            database: self.data_dir().join("berth.db"),
+            integrity: self.store().quick_check()?,
+            log_file: state.join(crate::process::logging::LOG_FILE),
         })
     }
 }

@@ -668,7 +668,7 @@ fn path_text(path: &Path) -> String {
 /// that writes was given up at its deadline, the commit becomes a rollback.
 /// SQLite then answers `SQLITE_CONSTRAINT_COMMITHOOK` ([`is_refused_commit`]).
 fn refuse_commit(closed: Arc<AtomicBool>) -> impl FnMut() -> bool + Send + 'static {
-    move || closed.load(Ordering::SeqCst) || !crate::pool::may_commit()
+    move || closed.load(Ordering::SeqCst) || !crate::pool::fate::may_commit()
 }
 
 /// Whether SQLite refused a commit because the gate said no.

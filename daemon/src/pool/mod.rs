@@ -7,18 +7,20 @@
 //! threads, so file tools stuck by the dozen leave registry requests,
 //! resolution and `status` answered. A call given up at its deadline may
 //! still be running; it can no longer commit a write (the store asks
-//! [`may_commit`]), so a caller told "timed out" never finds the write done
+//! [`fate::may_commit`]), so a caller told "timed out" never finds the write done
 //! later. And a call that did commit is answered by its real outcome, however
 //! late: the answer never contradicts the registry.
 
-use std::cell::RefCell;
+pub(crate) mod fate;
+
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::sync::{Semaphore, watch};
 
 use crate::error::BerthError;
+use fate::{Current, Fate};
 
 /// How long a call may take, waiting for a thread included. Below the
 /// clients' 5 s answer timeout, so the caller reads berth's own message
@@ -192,63 +194,9 @@ impl Drop for Running {
     }
 }
 
-/// A call's fate, decided once: it committed a write, or it was given up.
-#[derive(Default)]
-struct Fate(AtomicU8);
-
-const RUNNING: u8 = 0;
-const COMMITTED: u8 = 1;
-const ABANDONED: u8 = 2;
-
-impl Fate {
-    /// Gives the call up, unless it already committed.
-    fn abandon(&self) -> bool {
-        self.0
-            .compare_exchange(RUNNING, ABANDONED, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-    }
-
-    /// Lets the call commit, unless it was given up.
-    fn commit(&self) -> bool {
-        match self
-            .0
-            .compare_exchange(RUNNING, COMMITTED, Ordering::SeqCst, Ordering::SeqCst)
-        {
-            Ok(_) => true,
-            Err(now) => now == COMMITTED,
-        }
-    }
-}
-
-thread_local! {
-    static CURRENT: RefCell<Option<Arc<Fate>>> = const { RefCell::new(None) };
-}
-
-/// The call running on this thread, for as long as this lives.
-struct Current;
-
-impl Current {
-    fn enter(fate: Arc<Fate>) -> Current {
-        CURRENT.with(|c| *c.borrow_mut() = Some(fate));
-        Current
-    }
-}
-
-impl Drop for Current {
-    fn drop(&mut self) {
-        CURRENT.with(|c| c.borrow_mut().take());
-    }
-}
-
-/// Whether the call on this thread may commit a write: `false` once it was
-/// given up at its deadline (its caller was told it failed). Work outside the
-/// pool (start-up, the periodic sweep) may always commit.
-pub fn may_commit() -> bool {
-    CURRENT.with(|c| c.borrow().as_ref().is_none_or(|fate| fate.commit()))
-}
-
 #[cfg(test)]
 mod tests {
+    use super::fate::may_commit;
     use super::*;
     use berth_proto::codes::Code;
     use std::sync::mpsc;

@@ -2,19 +2,19 @@
 //! CLI"): act on the user's choice of workspace for the project around a directory.
 //!
 //! Creating the workspace, approving the folder as a root and writing the
-//! project file happen together or not at all: every refusal is decided
-//! before anything is written.
+//! project file happen together or not at all: the core's `UsePlan` decides
+//! everything, every refusal included, before this writes anything.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use crate::caller::Caller;
-use crate::device::Device;
 use crate::error::BerthError;
-use crate::roots::refuse_overlap;
+use crate::ops::caller::Caller;
+use crate::ops::device::Device;
 use berth_core::names::check_workspace_name;
 use berth_core::project_file::{PROJECT_DIR, project_file_path};
-use berth_core::registry::{Home, Registry};
+use berth_core::registry::Home;
 use berth_core::resolve::{Answer, Mode, summarize_walk};
+use berth_core::use_plan::{FileEdit, UsePlan, UseRefusal, plan};
 
 /// What `use` did.
 #[derive(Debug)]
@@ -68,7 +68,7 @@ impl Device {
             (None, Mode::Agent) => {
                 // Decided inside the write: a concurrent `use` of the same new
                 // name has created it already, which is fine.
-                let created = self.store.write(|w| {
+                let created = self.store().write(|w| {
                     let create = !w.registry().exists(name);
                     if create {
                         w.create_workspace(name, &Home::Managed)?;
@@ -94,19 +94,38 @@ impl Device {
         self.check_root_place(&folder, caller.extra_home.as_deref())?;
         // One `use` at a time writes a project file and its registry rows: a
         // loser's putting back its file must not undo the winner's file.
-        let _one_use = self.project_files.lock().unwrap_or_else(|p| p.into_inner());
-        // Refused here, before the file is touched; decided again inside the
-        // write below, where no other write can slip in between.
-        plan(&self.registry(), name, &folder, allow_overlap, mode)?;
+        let _one_use = self
+            .project_files()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let file = project_file_path(&folder);
+        let previous = read_existing(&file)?;
+        // Everything is decided here, before the file is touched (ADR 0005). The registry rows
+        // are decided again inside the write below, where no other write can slip in between.
+        let planned = plan(
+            &self.registry(),
+            name,
+            &folder,
+            previous.as_deref(),
+            allow_overlap,
+            mode,
+        )
+        .map_err(refused)?;
 
         // The file first: if the registry write then fails, the file is put
         // back as it was, and an unapproved file only proposes anyway.
-        let file = project_file_path(&folder);
-        let previous = read_existing(&file)?;
         let mut notes = Vec::new();
-        let wrote = write_project_file(&file, previous.as_deref(), name, &mut notes)?;
-        let written = self.store.write(|w| {
-            let plan = plan(w.registry(), name, &folder, allow_overlap, mode)?;
+        let wrote = write_project_file(&file, &planned.file, &mut notes)?;
+        let written = self.store().write(|w| {
+            let plan = plan(
+                w.registry(),
+                name,
+                &folder,
+                previous.as_deref(),
+                allow_overlap,
+                mode,
+            )
+            .map_err(refused)?;
             if plan.create {
                 w.create_workspace(name, &Home::Managed)?;
             }
@@ -115,7 +134,9 @@ impl Device {
             }
             Ok::<_, BerthError>(plan)
         });
-        let Plan { create, add_root } = match written {
+        let UsePlan {
+            create, add_root, ..
+        } = match written {
             Ok(plan) => plan,
             Err(e) => {
                 if wrote {
@@ -153,80 +174,38 @@ impl Device {
     /// Forgets cached lookups at and below `dir` (the daemon's own writes
     /// invalidate before they are answered).
     pub(crate) fn invalidate(&self, dir: &std::path::Path) {
-        self.fs.invalidate(dir);
+        self.fs().invalidate(dir);
     }
 }
 
-/// What `use` writes to the registry for a project folder.
-struct Plan {
-    /// The workspace is new.
-    create: bool,
-    /// No root of the workspace contains the folder yet.
-    add_root: bool,
+fn refused(e: UseRefusal) -> BerthError {
+    BerthError::refused(e.to_string())
 }
 
-/// Decides the registry writes of `use` on `reg`, refusing a folder that
-/// overlaps other workspaces' roots unless `allow_overlap`.
-fn plan(
-    reg: &Registry,
-    name: &str,
-    folder: &Path,
-    allow_overlap: bool,
-    mode: Mode,
-) -> Result<Plan, BerthError> {
-    let create = !reg.exists(name);
-    let covered = !create && reg.root_of_workspace_contains(name, folder);
-    if !covered && !allow_overlap {
-        let confirm = match mode {
-            Mode::Cli => "repeat with --allow-overlap",
-            Mode::Agent => "ask the user, then call use_workspace again with allow_overlap: true",
-        };
-        refuse_overlap(&reg.overlapping_roots(folder, name), folder, confirm)?;
-    }
-    Ok(Plan {
-        create,
-        add_root: !covered,
-    })
-}
-
-/// Writes `{"workspace": name}` into the project file, keeping any other
-/// keys of a valid existing file. Returns whether anything was written.
+/// Applies the plan's project file: writes its text, first saving an unreadable old content
+/// next to it. Returns whether anything was written.
 fn write_project_file(
     file: &std::path::Path,
-    previous: Option<&[u8]>,
-    name: &str,
+    edit: &FileEdit,
     notes: &mut Vec<String>,
 ) -> Result<bool, BerthError> {
-    let mut object = serde_json::Map::new();
-    if let Some(bytes) = previous {
-        match serde_json::from_slice::<serde_json::Value>(bytes) {
-            Ok(serde_json::Value::Object(existing)) => {
-                if existing.get("workspace").and_then(|v| v.as_str()) == Some(name) {
-                    return Ok(false);
-                }
-                object = existing;
-            }
-            _ => {
-                let backup = file.with_extension("json.bak");
-                crate::atomic::write_atomic(&backup, bytes).map_err(|e| {
-                    BerthError::internal(format!("backing up {}: {e}", file.display()))
-                })?;
-                notes.push(format!(
-                    "replaced the unreadable {}; its old content is in {}",
-                    file.display(),
-                    backup.display()
-                ));
-            }
-        }
+    let FileEdit::Write { text, backup } = edit else {
+        return Ok(false);
+    };
+    if let Some(bytes) = backup {
+        let backup = file.with_extension("json.bak");
+        crate::files::atomic::write_atomic(&backup, bytes)
+            .map_err(|e| BerthError::internal(format!("backing up {}: {e}", file.display())))?;
+        notes.push(format!(
+            "replaced the unreadable {}; its old content is in {}",
+            file.display(),
+            backup.display()
+        ));
     }
-    object.insert("workspace".into(), serde_json::Value::String(name.into()));
-    let mut text = serde_json::to_string_pretty(&serde_json::Value::Object(object))
-        .expect("a JSON object serialises");
-    text.push('\n');
     let dir = file.parent().expect("project file has a folder");
     debug_assert!(dir.ends_with(PROJECT_DIR));
     std::fs::create_dir_all(dir)
-        .and_then(|()| crate::atomic::write_atomic(file, text.as_bytes()))
+        .and_then(|()| crate::files::atomic::write_atomic(file, text.as_bytes()))
         .map_err(|e| BerthError::refused(format!("writing {}: {e}", file.display())))?;
     Ok(true)
 }
@@ -275,7 +254,7 @@ fn read_existing(file: &std::path::Path) -> Result<Option<Vec<u8>>, BerthError> 
 
 fn restore(file: &std::path::Path, previous: Option<&[u8]>) {
     let _ = match previous {
-        Some(bytes) => crate::atomic::write_atomic(file, bytes),
+        Some(bytes) => crate::files::atomic::write_atomic(file, bytes),
         None => std::fs::remove_file(file),
     };
 }

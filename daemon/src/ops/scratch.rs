@@ -6,8 +6,8 @@
 
 use berth_core::scratch::{DEFAULT_KEEP_HOURS, ScratchDir, ended_unseen, plan};
 
-use crate::device::Device;
 use crate::error::BerthError;
+use crate::ops::device::Device;
 
 /// Whether the shim with this pid still runs: the process exists and, where `/proc` tells,
 /// is a `berth-mcp` (so a pid reused by another program does not keep a folder forever).
@@ -32,11 +32,11 @@ impl Device {
     /// Marks ended the sessions that ended while no daemon heard them (see [`ended_unseen`]).
     pub fn end_unseen_sessions(&self, now: i64) -> Result<usize, BerthError> {
         let ended = ended_unseen(
-            &self.store.sessions()?,
+            &self.store().sessions()?,
             &self.live_session_ids(),
             shim_running,
         );
-        self.store.end_sessions(&ended, now)?;
+        self.store().end_sessions(&ended, now)?;
         if !ended.is_empty() {
             tracing::info!(count = ended.len(), "sessions ended while no daemon ran");
         }
@@ -47,7 +47,7 @@ impl Device {
     /// kept for: the `scratch.keep_hours` setting, else its default.
     pub fn scratch_keep_hours(&self) -> Result<i64, BerthError> {
         Ok(self
-            .store
+            .store()
             .get_setting("scratch.keep_hours")?
             .and_then(|v| v.parse().ok())
             .unwrap_or(DEFAULT_KEEP_HOURS))
@@ -57,7 +57,7 @@ impl Device {
     pub fn sweep_scratch(&self, now: i64) -> Result<usize, BerthError> {
         self.end_unseen_sessions(now)?;
         let keep = self.scratch_keep_hours()?;
-        let root = self.data_dir.join("scratch");
+        let root = self.data_dir().join("scratch");
         let mut dirs = Vec::new();
         if let Ok(entries) = std::fs::read_dir(&root) {
             for e in entries.flatten() {
@@ -75,7 +75,7 @@ impl Device {
             }
         }
         let live = self.live_session_ids();
-        let plan = plan(now, keep, &self.store.sessions()?, &dirs, &live);
+        let plan = plan(now, keep, &self.store().sessions()?, &dirs, &live);
         let mut swept = 0;
         for name in &plan.folders {
             match std::fs::remove_dir_all(root.join(name)) {
@@ -85,7 +85,7 @@ impl Device {
                 }
             }
         }
-        self.store.forget_sessions(&plan.forget)?;
+        self.store().forget_sessions(&plan.forget)?;
         // Logged even when nothing went: once at start and once an hour.
         tracing::info!(swept, "scratch sweep done");
         Ok(swept)

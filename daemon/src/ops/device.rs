@@ -11,27 +11,33 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use crate::cache::{CacheConfig, LookupCache};
 use crate::error::BerthError;
+use crate::ops::live::Sessions;
+use crate::pool::Pool;
 use crate::store::{Store, StoreError};
 use berth_core::registry::Registry;
 
+/// How long calls under way may run once a stop starts; after it, nothing
+/// commits any more (docs/decisions/0015-stop-means-stopped.md).
+pub(crate) const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The daemon's state.
 pub struct Device {
-    pub(crate) store: Store,
+    store: Store,
     snapshot: RwLock<Arc<Registry>>,
-    pub(crate) data_dir: PathBuf,
-    pub(crate) socket: PathBuf,
+    data_dir: PathBuf,
+    socket: PathBuf,
     /// The user's home directory, where every walk stops.
-    pub(crate) home: Option<PathBuf>,
+    home: Option<PathBuf>,
     /// The lookup cache every walk looks through (the real filesystem inside).
-    pub(crate) fs: Arc<LookupCache>,
+    fs: Arc<LookupCache>,
     version: String,
     stop: tokio::sync::watch::Sender<bool>,
-    pub(crate) sessions: crate::sessions::Sessions,
+    sessions: Sessions,
     /// Where blocking work runs (docs/decisions/0015-stop-means-stopped.md).
-    pub(crate) pool: crate::pool::Pool,
+    pool: Pool,
     /// Held by `workspace use` from writing the project file until its
     /// registry write is done (see `use_workspace`).
-    pub(crate) project_files: Mutex<()>,
+    project_files: Mutex<()>,
 }
 
 impl Device {
@@ -60,8 +66,8 @@ impl Device {
             fs: cache,
             version,
             stop: tokio::sync::watch::channel(false).0,
-            sessions: crate::sessions::Sessions::default(),
-            pool: crate::pool::Pool::default(),
+            sessions: Sessions::default(),
+            pool: Pool::default(),
             project_files: Mutex::new(()),
         })
     }
@@ -69,6 +75,41 @@ impl Device {
     /// The version this daemon advertises.
     pub fn version(&self) -> &str {
         &self.version
+    }
+
+    /// The registry on disk.
+    pub(crate) fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The data folder this daemon serves.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// The socket this daemon listens on.
+    pub(crate) fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    /// The lookup cache every walk looks through.
+    pub(crate) fn fs(&self) -> &Arc<LookupCache> {
+        &self.fs
+    }
+
+    /// The sessions connected to this daemon.
+    pub(crate) fn sessions(&self) -> &Sessions {
+        &self.sessions
+    }
+
+    /// Where blocking work runs.
+    pub(crate) fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    /// Held by `workspace use` from writing the project file until its registry write is done.
+    pub(crate) fn project_files(&self) -> &Mutex<()> {
+        &self.project_files
     }
 
     /// The current registry snapshot.

@@ -10,9 +10,9 @@ use std::path::PathBuf;
 
 use berth_proto::codes::Code;
 
-use crate::caller::{Caller, canonical, canonical_gone};
-use crate::device::Device;
 use crate::error::BerthError;
+use crate::ops::caller::{Caller, canonical, canonical_gone};
+use crate::ops::device::Device;
 use berth_core::explain::Explanation;
 use berth_core::fsview::WalkStep;
 use berth_core::fsview::look_along;
@@ -64,7 +64,7 @@ impl Device {
         };
         let plan = walk_plan(&directory, &self.homes(caller.extra_home.as_deref()));
         Ok(Gathered {
-            walk: look_along(self.fs.as_ref(), plan.dirs),
+            walk: look_along(self.fs().as_ref(), plan.dirs),
             stop: plan.stop,
             directory,
         })
@@ -79,7 +79,7 @@ impl Device {
                 let directory = canonical_gone(&caller.absolute(cwd)).ok_or(e)?;
                 let plan = walk_plan(&directory, &self.homes(caller.extra_home.as_deref()));
                 Ok(Gathered {
-                    walk: look_along(self.fs.as_ref(), plan.dirs),
+                    walk: look_along(self.fs().as_ref(), plan.dirs),
                     stop: plan.stop,
                     directory,
                 })

@@ -14,14 +14,11 @@ use std::time::Duration;
 
 use berth_proto::paths::{self, EnvCtx};
 
-use crate::device::Device;
-use crate::lock::{DataFolder, InstanceLock};
-use crate::socket::BoundSocket;
+use crate::ops::device::{Device, STOP_GRACE};
+use crate::process::lock::{DataFolder, InstanceLock};
+use crate::rpc::socket::BoundSocket;
 use crate::store::Store;
 
-/// How long calls under way may run once a stop starts; after it, nothing
-/// commits any more (docs/decisions/0015-stop-means-stopped.md).
-pub const STOP_GRACE: Duration = Duration::from_secs(2);
 /// Once stopped, how long the server may take to send its last answers
 /// (the stop's own) before the process exits regardless.
 const FLUSH: Duration = Duration::from_millis(200);
@@ -40,7 +37,7 @@ pub struct Options {
     /// version skew between clients and daemons).
     pub advertise_version: Option<String>,
     /// The idle timeout and connection cap (docs/decisions/0014-bounded-connections.md).
-    pub limits: crate::connections::Limits,
+    pub limits: crate::rpc::connections::Limits,
 }
 
 /// The one line a spawner waits for.
@@ -79,7 +76,7 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
     let socket = paths::socket_path(&env).map_err(|e| e.to_string())?;
     let data_dir = paths::data_dir(&env).map_err(|e| e.to_string())?;
     let state_dir = paths::state_dir(&env).map_err(|e| e.to_string())?;
-    if let Err(e) = crate::logging::init(&state_dir, opts.foreground) {
+    if let Err(e) = crate::process::logging::init(&state_dir, opts.foreground) {
         tracing::warn!(dir = ?state_dir, error = %e, "cannot open the log file; logging to stderr");
     }
     let socket_dir = socket.parent().unwrap_or(std::path::Path::new("/"));
@@ -88,7 +85,7 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
     // The data folder first: it is the registry's identity, and a daemon for
     // it may already listen on another socket.
     create_data_dir(&data_dir)?;
-    let data_lock = match crate::lock::claim_data_folder(&data_dir, &socket)
+    let data_lock = match crate::process::lock::claim_data_folder(&data_dir, &socket)
         .map_err(|e| format!("taking the lock in the data folder {data_dir:?}: {e}"))?
     {
         DataFolder::Ours(lock) => lock,
@@ -148,7 +145,7 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
         .enable_all()
         .build()
         .map_err(|e| format!("starting the runtime: {e}"))?;
-    let limits = match crate::connections::raise_descriptor_limit() {
+    let limits = match crate::rpc::connections::raise_descriptor_limit() {
         Ok(descriptors) => opts.limits.within_descriptors(descriptors),
         Err(e) => {
             tracing::warn!(error = %e, "cannot read the descriptor limit");
@@ -180,7 +177,7 @@ async fn serve(
     socket: PathBuf,
     inherited: Option<OwnedFd>,
     uid: u32,
-    limits: crate::connections::Limits,
+    limits: crate::rpc::connections::Limits,
     ready: &mut ReadyPipe,
 ) -> Result<(), String> {
     let bound = match inherited {
@@ -191,7 +188,7 @@ async fn serve(
     // No session is connected before the socket exists: those the store still
     // calls open whose shim is gone are taken as ended now; a shim still
     // running keeps its session (and scratch folder) and re-registers later.
-    if let Err(e) = device.end_unseen_sessions(crate::sessions::now_secs()) {
+    if let Err(e) = device.end_unseen_sessions(crate::ops::sessions::now_secs()) {
         tracing::warn!(error = %e, "could not close the sessions of the last run");
     }
     // Record which folders the local homes are, report nested ones, then sweep the temporary
@@ -204,10 +201,10 @@ async fn serve(
         }
     });
     tokio::spawn(sweep_periodically(device.clone()));
-    let connections = crate::connections::Table::new(limits);
+    let connections = crate::rpc::connections::Table::new(limits);
     tokio::spawn(connections.clone().sweep_idle());
     let (incoming, _socket_guard) = bound.incoming(uid, connections);
-    let service = crate::server::service(device.clone());
+    let service = crate::rpc::server::service(device.clone());
     // Pings keep a live client's connection read from, so only silent ones
     // reach the idle timeout (docs/decisions/0014-bounded-connections.md).
     let server = tonic::transport::Server::builder()
@@ -237,9 +234,9 @@ async fn serve(
         socket: socket.clone(),
         pid: std::process::id(),
         version: device.version().to_string(),
-        data_dir: device.data_dir.clone(),
+        data_dir: device.data_dir().to_path_buf(),
     };
-    if let Err(e) = berth_proto::record::write(&device.data_dir, &record) {
+    if let Err(e) = berth_proto::record::write(device.data_dir(), &record) {
         tracing::warn!(error = %e, "cannot write the daemon record; clients with other socket variables will not find this daemon");
     }
     tracing::info!(
@@ -300,7 +297,8 @@ async fn sweep_periodically(device: Arc<Device>) {
         every.tick().await;
         let d = device.clone();
         let swept =
-            tokio::task::spawn_blocking(move || d.sweep_scratch(crate::sessions::now_secs())).await;
+            tokio::task::spawn_blocking(move || d.sweep_scratch(crate::ops::sessions::now_secs()))
+                .await;
         if let Ok(Err(e)) = swept {
             tracing::warn!(error = %e, "sweeping scratch folders failed");
         }

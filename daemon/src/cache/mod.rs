@@ -22,6 +22,9 @@
 //! ancestor is then always seen), and a watch is forgotten before the entries it guards are
 //! dropped, so a fill can never store an entry behind a watch that is no longer there.
 
+pub(crate) mod realfs;
+pub(crate) mod watch;
+
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Bound;
 use std::os::unix::fs::MetadataExt;
@@ -32,9 +35,11 @@ use std::time::{Duration, SystemTime};
 
 use berth_core::fsview::{DirLook, FsView};
 
-use crate::fsview::RealFs;
-use crate::watch::{ChangeKind, DirWatcher, EventSink, NoWatcher, NotifyWatcher, WatchError};
-use crate::watch::{WatchEvent, WatchEvent::Change};
+use crate::cache::realfs::RealFs;
+use crate::cache::watch::{
+    ChangeKind, DirWatcher, EventSink, NoWatcher, NotifyWatcher, WatchError,
+};
+use crate::cache::watch::{WatchEvent, WatchEvent::Change};
 use berth_core::project_file::{PROJECT_DIR, project_file_path};
 
 /// How the cache is bounded. Read from settings at daemon start.

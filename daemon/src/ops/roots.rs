@@ -4,11 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::caller::{Caller, canonical_dir};
-use crate::device::Device;
 use crate::error::BerthError;
+use crate::ops::caller::{Caller, canonical_dir};
+use crate::ops::device::Device;
 use berth_core::pathutil::is_within;
 use berth_core::registry::Root;
+use berth_core::use_plan::overlap_message;
 use berth_core::walk::{Stop, guard};
 
 impl Device {
@@ -28,7 +29,7 @@ impl Device {
         self.check_root_place(&dir, caller.extra_home.as_deref())?;
         // Decided inside the write: two workspaces' nested roots approved at
         // once must not both pass a check made before either was written.
-        let added = self.store.write(|w| {
+        let added = self.store().write(|w| {
             let reg = w.registry();
             if !reg.exists(workspace) {
                 return Err(self.unknown_workspace(workspace));
@@ -55,7 +56,8 @@ impl Device {
         dir: &Path,
         extra_home: Option<&Path>,
     ) -> Result<(), BerthError> {
-        let data_dir = std::fs::canonicalize(&self.data_dir).unwrap_or(self.data_dir.clone());
+        let data_dir =
+            std::fs::canonicalize(self.data_dir()).unwrap_or(self.data_dir().to_path_buf());
         if is_within(dir, &data_dir) {
             return Err(BerthError::refused(format!(
                 "{} is inside berth's data folder {} (workspace homes and session scratch folders), which is never a root. Choose a project folder",
@@ -94,7 +96,7 @@ impl Device {
         let typed = caller.absolute(path);
         // A root whose folder was deleted can still be removed by its path.
         let dir = std::fs::canonicalize(&typed).unwrap_or(typed);
-        if !self.store.remove_root(workspace, &dir)? {
+        if !self.store().remove_root(workspace, &dir)? {
             return Err(BerthError::not_found(format!(
                 "{} is not a root of workspace {workspace:?}; see `berth root list {workspace}`",
                 dir.display()
@@ -126,13 +128,9 @@ pub(crate) fn refuse_overlap(
     if others.is_empty() {
         return Ok(());
     }
-    let list: Vec<String> = others
-        .iter()
-        .map(|r| format!("{} (workspace {:?})", r.path.display(), r.workspace))
-        .collect();
-    Err(BerthError::refused(format!(
-        "{} overlaps roots of other workspaces: {}. Sharing folders between workspaces must be confirmed: {confirm}",
-        dir.display(),
-        list.join(", ")
+    Err(BerthError::refused(overlap_message(
+        others.iter().copied(),
+        dir,
+        confirm,
     )))
 }

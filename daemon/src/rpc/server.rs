@@ -13,10 +13,10 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 use tracing::instrument;
 
-use crate::caller::Caller;
-use crate::device::Device;
+use crate::ops::caller::Caller;
+use crate::ops::device::{Device, STOP_GRACE};
+use crate::ops::workspaces::WorkspaceView;
 use crate::pool::Lane;
-use crate::workspaces::WorkspaceView;
 
 /// The service, wrapped in the version check.
 pub fn service(
@@ -77,9 +77,9 @@ struct ServedDataDir {
 impl ServedDataDir {
     fn of(device: &Device) -> ServedDataDir {
         ServedDataDir {
-            path: device.data_dir.clone(),
-            canonical: device.data_dir.canonicalize().ok(),
-            socket: device.socket.clone(),
+            path: device.data_dir().to_path_buf(),
+            canonical: device.data_dir().canonicalize().ok(),
+            socket: device.socket().to_path_buf(),
         }
     }
 
@@ -136,7 +136,7 @@ impl Service {
     ) -> Result<T, Status> {
         let device = self.device.clone();
         self.device
-            .pool
+            .pool()
             .run(lane, move || op(&device))
             .await
             .map_err(Status::from)
@@ -192,7 +192,7 @@ impl pb::berth_server::Berth for Service {
             Some(pin) if !r.session_id.is_empty() => Some((r.session_id, answer_of(pin)?)),
             _ => None,
         };
-        let registration = crate::sessions::Registration {
+        let registration = crate::ops::sessions::Registration {
             client_name: r.client_name,
             client_version: r.client_version,
             client_session_id: r.client_session_id,
@@ -220,7 +220,7 @@ impl pb::berth_server::Berth for Service {
                     // Recording the end writes to the store: not on an async worker.
                     let d = device.clone();
                     let ended = device
-                        .pool
+                        .pool()
                         .run(Lane::Requests, move || {
                             d.close_session(&session.id);
                             Ok(())
@@ -287,7 +287,7 @@ impl pb::berth_server::Berth for Service {
             .blocking(move |d| {
                 d.hook(
                     &caller,
-                    &crate::hooks::HookCall {
+                    &crate::ops::hooks::HookCall {
                         event: &r.event,
                         client: &r.client,
                         client_session_id: &r.client_session_id,
@@ -311,7 +311,7 @@ impl pb::berth_server::Berth for Service {
     ) -> Result<Response<pb::ListSessionsReply>, Status> {
         let all = req.into_inner().all;
         let (listed, keep_hours) = self
-            .blocking(move |d| d.list_sessions(all, crate::sessions::now_secs()))
+            .blocking(move |d| d.list_sessions(all, crate::ops::sessions::now_secs()))
             .await?;
         let path = |p: Option<&std::path::Path>| p.map(|p| p.display().to_string());
         let sessions = listed
@@ -365,11 +365,11 @@ impl pb::berth_server::Berth for Service {
         Ok(Response::new(pb::StatusReply {
             version: d.version().to_string(),
             pid: std::process::id(),
-            socket: d.socket.display().to_string(),
-            data_dir: d.data_dir.display().to_string(),
+            socket: d.socket().display().to_string(),
+            data_dir: d.data_dir().display().to_string(),
             protocol: PROTOCOL,
-            cache_entries: d.fs.stats().entries as u64,
-            watches: d.fs.stats().watches as u64,
+            cache_entries: d.fs().stats().entries as u64,
+            watches: d.fs().stats().watches as u64,
         }))
     }
 
@@ -385,7 +385,7 @@ impl pb::berth_server::Berth for Service {
     ) -> Result<Response<pb::ShutdownReply>, Status> {
         tracing::info!("shutdown requested");
         // Answered only once no write can commit any more.
-        self.device.shut_down(crate::lifecycle::STOP_GRACE).await;
+        self.device.shut_down(STOP_GRACE).await;
         Ok(Response::new(pb::ShutdownReply {}))
     }
 

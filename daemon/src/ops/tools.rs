@@ -15,10 +15,10 @@ use berth_proto::tools::Tool;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::device::Device;
 use crate::error::BerthError;
 use crate::files::{Folder, ToolOutput, move_path};
-use crate::sessions::Session;
+use crate::ops::device::Device;
+use crate::ops::live::Session;
 use berth_core::qualify::{
     Own, Place, QualifyCtx, Target, own_folder, qualify, unknown_first_segment,
 };
@@ -315,7 +315,7 @@ impl Device {
             .workspaces
             .values()
             .filter_map(|e| {
-                crate::homes::home_of(e, &self.data_dir, &ctx_guard)
+                crate::ops::homes::home_of(e, self.data_dir(), &ctx_guard)
                     .ok()
                     .map(|h| (e.name.clone(), h))
             })
@@ -376,7 +376,7 @@ impl Device {
             .values()
             .filter(|e| e.name != name)
             .filter_map(|e| {
-                let home = crate::homes::home_of(e, &self.data_dir, &guard).ok()?;
+                let home = crate::ops::homes::home_of(e, self.data_dir(), &guard).ok()?;
                 let shadowed = home.join(name);
                 std::fs::symlink_metadata(&shadowed).ok()?;
                 Some(format!(
@@ -402,8 +402,8 @@ impl Device {
                     .workspaces
                     .get(ws)
                     .ok_or_else(|| self.unknown_workspace(ws))?;
-                let home = crate::homes::home_of(entry, &self.data_dir, &self.guard_ctx())
-                    .map_err(|e| crate::homes::refused_home(entry, &e))?;
+                let home = crate::ops::homes::home_of(entry, self.data_dir(), &self.guard_ctx())
+                    .map_err(|e| crate::ops::homes::refused_home(entry, &e))?;
                 Ok((home, matches!(entry.home, Home::Managed)))
             }
         }
@@ -428,7 +428,7 @@ impl Device {
     /// session in `caller`'s directory would see it, without a scratch folder.
     pub fn qualify_for(
         &self,
-        caller: &crate::caller::Caller,
+        caller: &crate::ops::caller::Caller,
         path: &str,
     ) -> Result<(String, Option<PathBuf>, Option<String>), BerthError> {
         let answer = self.resolve(caller, "", None, Mode::Agent)?;

@@ -7,6 +7,9 @@
 //! link inside the folder that points out. Writes are atomic (a temporary
 //! file, flushed, then renamed). Sizes are bounded with clear errors.
 
+pub(crate) mod atomic;
+pub(crate) mod linkfree;
+
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
@@ -287,14 +290,14 @@ impl Folder {
             return Err(BerthError::refused(format!("{}: is a folder", self.q(rel))));
         }
         // The folder is opened once: the temporary file is written, renamed and, on failure,
-        // removed through that one handle (see `crate::atomic`).
+        // removed through that one handle (see `crate::files::atomic`).
         let folder = if parent.as_os_str().is_empty() {
             self.dir.try_clone()
         } else {
             self.dir.open_dir(parent)
         }
         .map_err(|e| self.err(parent, e))?;
-        crate::atomic::replace(&folder, name, bytes).map_err(|e| self.err(rel, e))
+        crate::files::atomic::replace(&folder, name, bytes).map_err(|e| self.err(rel, e))
     }
 
     /// Replaces the one occurrence of `old` with `new`.

@@ -13,10 +13,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
-use crate::atomic::{Budget, sweep_stale};
-use crate::device::Device;
 use crate::error::BerthError;
-use crate::linkfree::{self, Identity};
+use crate::files::atomic::{Budget, sweep_stale};
+use crate::files::linkfree::{self, Identity};
+use crate::ops::device::Device;
 use berth_core::homeguard::{GuardCtx, HomeRefusal, check_home_lexical};
 use berth_core::pathutil::{is_strict_ancestor, normalize};
 use berth_core::registry::{Home, Registry, WorkspaceEntry};
@@ -192,7 +192,7 @@ impl Device {
     /// device and inode, recorded when it was approved (or, for a row from an older build, at
     /// the first start or open since), must match.
     pub fn open_home(&self, entry: &WorkspaceEntry) -> Result<OpenedHome, BerthError> {
-        let path = home_of(entry, &self.data_dir, &self.guard_ctx())
+        let path = home_of(entry, self.data_dir(), &self.guard_ctx())
             .map_err(|e| refused_home(entry, &e))?;
         let fd = match &entry.home {
             Home::Managed => self.open_managed_home(&entry.name, &path)?,
@@ -235,7 +235,7 @@ impl Device {
     fn open_data_dir(&self) -> std::io::Result<OwnedFd> {
         use rustix::fs::{Mode, OFlags};
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        Ok(rustix::fs::open(&self.data_dir, flags, Mode::empty())?)
+        Ok(rustix::fs::open(self.data_dir(), flags, Mode::empty())?)
     }
 
     /// Compares the opened home with the folder that was approved; records it when no record
@@ -247,7 +247,7 @@ impl Device {
         fd: &OwnedFd,
     ) -> Result<(), BerthError> {
         let now = linkfree::identity(fd).map_err(|e| unopenable(entry, path, &e))?;
-        match self.store.home_identity(&entry.name)? {
+        match self.store().home_identity(&entry.name)? {
             Some((dev, ino)) if (Identity { dev, ino }) == now => Ok(()),
             Some(_) => Err(BerthError::refused(format!(
                 "the folder at {path:?} is not the one approved as the home of workspace {:?}: \
@@ -257,7 +257,7 @@ impl Device {
                 entry.name, entry.name
             ))),
             None => {
-                self.store
+                self.store()
                     .set_home_identity(&entry.name, now.dev, now.ino)?;
                 tracing::info!(workspace = %entry.name, ?path, "recorded which folder the home is");
                 Ok(())
@@ -295,7 +295,7 @@ impl Device {
         let reg = self.registry();
         let mut removed = 0;
         for entry in reg.workspaces.values() {
-            let Ok(path) = home_of(entry, &self.data_dir, &self.guard_ctx()) else {
+            let Ok(path) = home_of(entry, self.data_dir(), &self.guard_ctx()) else {
                 continue;
             };
             // A managed home is made on first use; the sweep does not make one.
@@ -335,7 +335,7 @@ impl Device {
         GuardCtx {
             homes: self.homes(None),
             temp_dir: canon(std::env::temp_dir()),
-            data_dir: canon(self.data_dir.clone()),
+            data_dir: canon(self.data_dir().to_path_buf()),
         }
     }
 }

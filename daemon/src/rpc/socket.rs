@@ -21,8 +21,8 @@ use interprocess::local_socket::traits::tokio::Listener as _;
 use interprocess::local_socket::{GenericFilePath, ListenerOptions, ToFsName};
 use tokio_stream::Stream;
 
-use crate::connections::{Table, Tracked};
-use crate::throttle::Throttle;
+use crate::rpc::connections::{Table, Tracked};
+use crate::rpc::throttle::Throttle;
 
 /// A bound, listening socket at its final path.
 pub struct BoundSocket {
@@ -156,11 +156,6 @@ impl BoundSocket {
             path: path.to_path_buf(),
             inode: None,
         })
-    }
-
-    /// The socket's path.
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// Accepted connections from our own user only, each tracked in

@@ -229,17 +229,6 @@ impl Table {
         closed
     }
 
-    /// How many connections are open (closing ones included until they are
-    /// gone).
-    pub fn len(&self) -> usize {
-        self.lock().open.len()
-    }
-
-    /// Whether no connection is open.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Sweeps idle connections for as long as the daemon runs, often enough
     /// that one is closed within a quarter of the timeout (at most a second)
     /// after it went idle.

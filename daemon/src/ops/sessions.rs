@@ -5,38 +5,16 @@
 //! **Architecture Invariant:** a session's pin changes only through its own
 //! `use_workspace`; a switch of the active workspace never moves it.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
 
-use crate::caller::Caller;
-use crate::device::Device;
 use crate::error::BerthError;
+use crate::ops::caller::Caller;
+use crate::ops::device::Device;
+use crate::ops::live::Session;
 use crate::store::NewSession;
 use berth_core::resolve::{Answer, Mode};
 use berth_core::scratch::valid_id;
 
-/// A live session.
-#[derive(Debug, Clone)]
-pub struct Session {
-    /// The daemon-made id (hex; also its scratch folder's name).
-    pub id: String,
-    /// Who the session is: its directory and forwarded environment.
-    pub caller: Caller,
-    /// The pinned resolution.
-    pub pin: Answer,
-    /// Why the pin is not the session's answer: `BERTH_WORKSPACE` names no workspace (an error:
-    /// docs/reference.md, "Resolution"). `pin` is then the answer without it, for the folder a
-    /// qualified path or a tool's own `workspace` reaches; calls without one get this error.
-    pub pin_error: Option<BerthError>,
-    /// `CLAUDE_CODE_SESSION_ID`, linking it to the same session's hooks.
-    pub client_session_id: String,
-    /// Whether the session already returned a tool result (the notice goes
-    /// on the first one only).
-    pub answered: bool,
-}
-
-/// The live sessions.
 /// What a session's first result carries besides the tool's own answer.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct FirstResult {
@@ -44,11 +22,6 @@ pub(crate) struct FirstResult {
     pub notice: Option<String>,
     /// The resolution's notes.
     pub notes: Vec<String>,
-}
-
-#[derive(Debug, Default)]
-pub struct Sessions {
-    live: Mutex<HashMap<String, Session>>,
 }
 
 /// What a shim sent to register.
@@ -123,7 +96,7 @@ impl Device {
                 (new_id(), pin, false, pin_error)
             }
         };
-        self.store.upsert_session(&NewSession {
+        self.store().upsert_session(&NewSession {
             id: &id,
             cwd: &caller.cwd,
             client_name: &reg.client_name,
@@ -143,7 +116,7 @@ impl Device {
             answered,
         };
         tracing::info!(session = %id, workspace = %session.pin.workspace, reason = %session.pin.reason, "session opened");
-        self.sessions
+        self.sessions()
             .live
             .lock()
             .expect("sessions")
@@ -153,8 +126,8 @@ impl Device {
 
     /// The session's end (its shim went away).
     pub fn close_session(&self, id: &str) {
-        self.sessions.live.lock().expect("sessions").remove(id);
-        if let Err(e) = self.store.end_session(id, now_secs()) {
+        self.sessions().live.lock().expect("sessions").remove(id);
+        if let Err(e) = self.store().end_session(id, now_secs()) {
             tracing::warn!(session = id, error = %e, "could not record the session's end");
         }
         tracing::info!(session = id, "session ended");
@@ -162,7 +135,7 @@ impl Device {
 
     /// A live session.
     pub fn session(&self, id: &str) -> Result<Session, BerthError> {
-        self.sessions
+        self.sessions()
             .live
             .lock()
             .expect("sessions")
@@ -195,9 +168,9 @@ impl Device {
 
     /// Re-pins a session (its own `use_workspace`).
     pub(crate) fn repin(&self, id: &str, pin: Answer) -> Result<(), BerthError> {
-        self.store
+        self.store()
             .repin_session(id, &pin.workspace, pin.reason.as_str())?;
-        if let Some(s) = self.sessions.live.lock().expect("sessions").get_mut(id) {
+        if let Some(s) = self.sessions().live.lock().expect("sessions").get_mut(id) {
             s.pin = pin;
             s.pin_error = None;
         }
@@ -211,7 +184,7 @@ impl Device {
     /// returns, in the structured content as well as the text.
     pub(crate) fn take_notice(&self, id: &str) -> Result<FirstResult, BerthError> {
         let session = {
-            let mut live = self.sessions.live.lock().expect("sessions");
+            let mut live = self.sessions().live.lock().expect("sessions");
             let Some(s) = live.get_mut(id) else {
                 return Ok(FirstResult::default());
             };
@@ -229,7 +202,7 @@ impl Device {
         let notice = match berth_core::notice::notice(&session.pin, &reg.names()) {
             Some(_)
                 if !session.client_session_id.is_empty()
-                    && !self.store.take_ask(&session.client_session_id)? =>
+                    && !self.store().take_ask(&session.client_session_id)? =>
             {
                 None
             }
@@ -243,7 +216,7 @@ impl Device {
 
     /// The ids of the sessions connected now.
     pub fn live_session_ids(&self) -> std::collections::HashSet<String> {
-        self.sessions
+        self.sessions()
             .live
             .lock()
             .expect("sessions")
@@ -258,7 +231,7 @@ impl Device {
         if client_session_id.is_empty() {
             return None;
         }
-        self.sessions
+        self.sessions()
             .live
             .lock()
             .expect("sessions")
@@ -269,7 +242,7 @@ impl Device {
 
     /// The session's scratch folder (not created here).
     pub fn scratch_dir(&self, id: &str) -> PathBuf {
-        self.data_dir.join("scratch").join(id)
+        self.data_dir().join("scratch").join(id)
     }
 }
 
@@ -293,7 +266,7 @@ impl Device {
         let since = all.then(|| now - keep_hours * 3600);
         let live = self.live_session_ids();
         let listed = self
-            .store
+            .store()
             .list_sessions(since)?
             .into_iter()
             .map(|record| {

@@ -4,14 +4,14 @@
 
 use berth_proto::settings;
 
-use crate::device::Device;
 use crate::error::BerthError;
+use crate::ops::device::Device;
 
 impl Device {
     /// A setting's value, `None` when unset.
     pub fn get_setting(&self, key: &str) -> Result<Option<String>, BerthError> {
         check_key(key)?;
-        Ok(self.store.get_setting(key)?)
+        Ok(self.store().get_setting(key)?)
     }
 
     /// Sets a setting after validating its value.
@@ -33,7 +33,7 @@ impl Device {
         }
         // Decided inside the write: a delete of that workspace at the same
         // moment must not leave the setting naming it.
-        self.store.write(|w| {
+        self.store().write(|w| {
             if names_workspace && !w.registry().exists(value) {
                 return Err(self.unknown_workspace(value));
             }
@@ -47,7 +47,7 @@ impl Device {
     /// Unsets a setting (unsetting an unset one is fine).
     pub fn unset_setting(&self, key: &str) -> Result<(), BerthError> {
         check_key(key)?;
-        self.store.unset_setting(key)?;
+        self.store().unset_setting(key)?;
         self.refresh()?;
         Ok(())
     }
@@ -78,7 +78,7 @@ mod tests {
         );
         assert_eq!(
             default("hooks.stop_timeout_secs"),
-            Some(crate::hooks::DEFAULT_STOP_TIMEOUT_SECS.to_string())
+            Some(crate::ops::hooks::DEFAULT_STOP_TIMEOUT_SECS.to_string())
         );
         assert_eq!(
             default("cache.max_entries"),

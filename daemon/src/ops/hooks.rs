@@ -4,9 +4,9 @@
 
 use berth_proto::text::escaped;
 
-use crate::caller::Caller;
-use crate::device::Device;
 use crate::error::BerthError;
+use crate::ops::caller::Caller;
+use crate::ops::device::Device;
 use crate::store::Conversation;
 use berth_core::qualify::{Own, own_folder};
 use berth_core::resolve::{Answer, Mode};
@@ -52,7 +52,7 @@ impl Device {
                 // Linked to the MCP session by the client's id: ask once.
                 let ask = match &notice {
                     Some(_) if !call.client_session_id.is_empty() => {
-                        self.store.take_ask(call.client_session_id)?
+                        self.store().take_ask(call.client_session_id)?
                     }
                     Some(_) => true,
                     None => false,
@@ -76,7 +76,7 @@ impl Device {
                 })
             }
             "stop" => {
-                self.store.record_conversation(&Conversation {
+                self.store().record_conversation(&Conversation {
                     client_session_id: call.client_session_id,
                     cwd: &answer.directory,
                     client: call.client,
@@ -84,9 +84,9 @@ impl Device {
                     workspace: &answer.workspace,
                     reason: answer.reason.as_str(),
                 })?;
-                let stop_command = self.store.get_setting("hooks.stop_command")?;
+                let stop_command = self.store().get_setting("hooks.stop_command")?;
                 let stop_timeout_secs = self
-                    .store
+                    .store()
                     .get_setting("hooks.stop_timeout_secs")?
                     .and_then(|v| v.parse().ok())
                     .unwrap_or(DEFAULT_STOP_TIMEOUT_SECS);
@@ -111,7 +111,7 @@ impl Device {
     /// otherwise the folder the scratch folders live in is named.
     fn scratch_line(&self, client_session_id: &str) -> String {
         let keep = self
-            .store
+            .store()
             .get_setting("scratch.keep_hours")
             .ok()
             .flatten()

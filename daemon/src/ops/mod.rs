@@ -1,0 +1,19 @@
+//! The device and its operations. [`device::Device`] holds the state; each other file is one
+//! kind of operation, an `impl Device` block that takes and returns plain Rust data and
+//! `BerthError`, never protocol types. Blocking work: the server runs every operation on the
+//! pool.
+
+pub(crate) mod caller;
+pub(crate) mod device;
+pub(crate) mod diagnose;
+pub(crate) mod gather;
+pub(crate) mod homes;
+pub(crate) mod hooks;
+pub(crate) mod live;
+pub(crate) mod roots;
+pub(crate) mod scratch;
+pub(crate) mod sessions;
+pub(crate) mod settings;
+pub(crate) mod tools;
+pub(crate) mod use_workspace;
+pub(crate) mod workspaces;

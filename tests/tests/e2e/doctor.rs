@@ -1,0 +1,289 @@
+//! `berth doctor [--json]`: one line per check, each problem with its fix,
+//! exit 1 when any check fails (docs/reference.md, "berth doctor").
+
+use std::os::unix::fs::PermissionsExt;
+
+use berth_tests::{Run, TestEnv, VERSION, bin};
+use serde_json::Value;
+
+/// A fresh env as berthd would make it: the harness creates the data folder
+/// with mkdir's default mode, berthd with 0700.
+fn fresh() -> TestEnv {
+    let env = TestEnv::new();
+    chmod(&env.data_dir(), 0o700);
+    env
+}
+
+fn chmod(path: &std::path::Path, mode: u32) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+/// `berth --json doctor` and its document.
+fn doctor(env: &TestEnv) -> (Run, Value) {
+    let run = env.run_berth(["--json", "doctor"]);
+    let doc = run.json();
+    (run, doc)
+}
+
+/// The check named `name`.
+fn check<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["checks"]
+        .as_array()
+        .expect("checks is a list")
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no check {name:?} in {doc:#}"))
+}
+
+/// The names of the checks that found a problem.
+fn problems(doc: &Value) -> Vec<String> {
+    doc["checks"]
+        .as_array()
+        .expect("checks is a list")
+        .iter()
+        .filter(|c| c["status"] == "problem")
+        .map(|c| c["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_fresh_env_is_all_ok_in_text_and_json() {
+    let env = fresh();
+    let (run, doc) = doctor(&env);
+    assert_eq!(run.code(), Some(0), "{doc:#}\n{}", run.stderr());
+    assert_eq!(doc["ok"], true);
+    for c in doc["checks"].as_array().unwrap() {
+        let mut keys: Vec<&str> = c.as_object().unwrap().keys().map(String::as_str).collect();
+        keys.sort();
+        assert_eq!(keys, ["detail", "fix", "name", "ok", "status"], "{c}");
+        assert_ne!(c["status"], "problem", "{c}");
+        assert!(c["detail"].as_str().is_some_and(|d| !d.is_empty()), "{c}");
+    }
+    for name in [
+        "daemon",
+        "version",
+        "data folder",
+        "database",
+        "database integrity",
+        "inotify watches",
+        "log",
+        "clients",
+    ] {
+        let _ = check(&doc, name);
+    }
+    assert_eq!(
+        check(&doc, "database integrity")["detail"],
+        "quick_check: ok"
+    );
+    let log = check(&doc, "log")["detail"].as_str().unwrap().to_string();
+    assert!(log.contains(&env.log_file().display().to_string()), "{log}");
+    assert!(
+        check(&doc, "version")["detail"]
+            .as_str()
+            .unwrap()
+            .contains(VERSION)
+    );
+
+    let text = env.run_berth(["doctor"]).success().stdout();
+    assert!(
+        text.lines()
+            .all(|l| l.starts_with("ok ") || l.starts_with("unknown ")),
+        "{text}"
+    );
+    assert!(text.contains("ok       daemon: berthd (pid "), "{text}");
+}
+
+#[test]
+fn a_daemon_of_another_version_is_a_problem_with_its_fix_and_is_not_replaced() {
+    let env = fresh();
+    let mut cmd = env.command(bin("berthd"));
+    cmd.args(["--advertise-version", "0.0.1"]);
+    let _ = env.run(cmd).success();
+    let old = env.daemon_pid();
+    let (run, doc) = doctor(&env);
+    assert_eq!(run.code(), Some(1), "{doc:#}");
+    assert_eq!(doc["ok"], false);
+    assert_eq!(problems(&doc), ["version"]);
+    let version = check(&doc, "version");
+    let detail = version["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("0.0.1") && detail.contains(VERSION),
+        "{detail}"
+    );
+    assert_eq!(version["fix"], "berth daemon stop && berth daemon start");
+    assert_eq!(check(&doc, "database integrity")["status"], "unknown");
+    assert!(run.stderr().contains("1 of "), "{}", run.stderr());
+    // Diagnosing changed nothing: the same daemon still runs.
+    assert_eq!(env.daemon_pids(), vec![old]);
+
+    // The fix works.
+    let _ = env.run_berth(["daemon", "stop"]).success();
+    env.wait_no_daemon(std::time::Duration::from_secs(5));
+    let (run, doc) = doctor(&env);
+    assert_eq!(run.code(), Some(0), "{doc:#}");
+}
+
+#[test]
+fn wrong_modes_on_the_data_folder_and_the_database_are_problems_with_their_fixes() {
+    let env = fresh();
+    let (run, _) = doctor(&env);
+    assert_eq!(run.code(), Some(0));
+    chmod(&env.data_dir(), 0o755);
+    chmod(&env.db(), 0o666);
+    let (run, doc) = doctor(&env);
+    assert_eq!(run.code(), Some(1), "{doc:#}");
+    assert_eq!(problems(&doc), ["data folder", "database"]);
+    assert_eq!(
+        check(&doc, "data folder")["fix"],
+        format!("chmod 700 {}", env.data_dir().display())
+    );
+    assert_eq!(
+        check(&doc, "database")["fix"],
+        format!("chmod 600 {}", env.db().display())
+    );
+    let text = env.run_berth(["doctor"]).failure(1).stdout();
+    assert!(
+        text.contains(&format!(
+            "problem  data folder: {} has mode 0755",
+            env.data_dir().display()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("         fix: chmod 600 {}\n", env.db().display())),
+        "{text}"
+    );
+    chmod(&env.data_dir(), 0o700);
+    chmod(&env.db(), 0o600);
+    let (run, doc) = doctor(&env);
+    assert_eq!(run.code(), Some(0), "{doc:#}");
+}
+
+#[test]
+fn a_client_config_edited_by_hand_is_a_problem_until_install_runs_again() {
+    let env = fresh();
+    let _ = env.run_berth(["install", "claude-code"]).success();
+    let (run, doc) = doctor(&env);
+    assert_eq!(run.code(), Some(0), "{doc:#}");
+    assert_eq!(check(&doc, "client claude-code")["status"], "ok");
+    assert_eq!(check(&doc, "environment claude-code")["status"], "ok");
+
+    let file = env.home().join(".claude.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mine = bin("berth-mcp").display().to_string();
+    std::fs::write(&file, text.replace(&mine, "/elsewhere/berth-mcp")).unwrap();
+    let (run, doc) = doctor(&env);
+    assert_eq!(run.code(), Some(1), "{doc:#}");
+    assert_eq!(problems(&doc), ["client claude-code"]);
+    let c = check(&doc, "client claude-code");
+    assert_eq!(c["fix"], "berth install claude-code");
+    assert!(
+        c["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&file.display().to_string()),
+        "{c}"
+    );
+    let _ = env.run_berth(["install", "claude-code"]).success();
+    let (run, doc) = doctor(&env);
+    assert_eq!(run.code(), Some(0), "{doc:#}");
+
+    // A file that no longer parses names itself.
+    std::fs::write(&file, "{ not json").unwrap();
+    let (run, doc) = doctor(&env);
+    assert_eq!(run.code(), Some(1), "{doc:#}");
+    let c = check(&doc, "client claude-code");
+    assert!(
+        c["detail"].as_str().unwrap().contains("not valid JSON"),
+        "{c}"
+    );
+}
+
+/// Codex's stripped environment: without BERTH_DATA_DIR in `env_vars` its
+/// server would open another registry. And its hooks wait for approval
+/// until Codex records one.
+#[test]
+fn codex_env_vars_and_hook_approval_are_checked() {
+    let env = fresh();
+    let _ = env.run_berth(["install", "codex"]).success();
+    let config = env.home().join(".codex/config.toml");
+    let hooks = env.home().join(".codex/hooks.json");
+    let (run, doc) = doctor(&env);
+    assert_eq!(run.code(), Some(1), "{doc:#}");
+    assert_eq!(problems(&doc), ["codex hooks"]);
+    let c = check(&doc, "codex hooks");
+    assert!(
+        c["detail"]
+            .as_str()
+            .unwrap()
+            .contains("SessionStart and Stop hooks are waiting for approval"),
+        "{c}"
+    );
+    assert_eq!(
+        c["fix"],
+        "start Codex, open /hooks and approve berth's hooks"
+    );
+    assert_eq!(check(&doc, "environment codex")["status"], "ok");
+
+    // Codex's record of an approval, as `/hooks` writes it.
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    for event in ["session_start", "stop"] {
+        text.push_str(&format!(
+            "\n[hooks.state.\"{}:{event}:0:0\"]\ntrusted_hash = \"sha256:00\"\n",
+            hooks.display()
+        ));
+    }
+    std::fs::write(&config, &text).unwrap();
+    let (run, doc) = doctor(&env);
+    assert_eq!(run.code(), Some(0), "{doc:#}");
+    assert_eq!(check(&doc, "codex hooks")["status"], "ok");
+
+    // The user dropped BERTH_DATA_DIR from env_vars: Codex's server would
+    // derive another data folder.
+    std::fs::write(&config, text.replace("\"BERTH_DATA_DIR\", ", "")).unwrap();
+    let (run, doc) = doctor(&env);
+    assert_eq!(run.code(), Some(1), "{doc:#}");
+    assert_eq!(problems(&doc), ["client codex", "environment codex"]);
+    let e = check(&doc, "environment codex");
+    assert!(
+        e["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&env.root().join("xdg-data/berth").display().to_string()),
+        "{e}"
+    );
+    assert_eq!(e["fix"], "berth install codex");
+    let _ = env.run_berth(["install", "codex"]).success();
+    let (run, doc) = doctor(&env);
+    assert_eq!(run.code(), Some(0), "{doc:#}");
+}
+
+/// A desktop app does not see what a shell profile exports: with
+/// BERTH_DATA_DIR set only in the shell, VS Code's server opens another
+/// registry, until the entry's `env` names it.
+#[test]
+fn a_desktop_client_without_the_shells_data_folder_is_told_to_set_it() {
+    let env = fresh();
+    let _ = env.run_berth(["install", "vscode"]).success();
+    let (run, doc) = doctor(&env);
+    assert_eq!(run.code(), Some(1), "{doc:#}");
+    assert_eq!(problems(&doc), ["environment vscode"]);
+    let fix = check(&doc, "environment vscode")["fix"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        fix.contains(&format!(
+            "\"BERTH_DATA_DIR\": \"{}\"",
+            env.data_dir().display()
+        )),
+        "{fix}"
+    );
+    let file = env.root().join("config/Code/User/mcp.json");
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    doc["servers"]["berth"]["env"] =
+        serde_json::json!({"BERTH_DATA_DIR": env.data_dir().display().to_string()});
+    std::fs::write(&file, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let (run, doc) = doctor(&env);
+    assert_eq!(run.code(), Some(0), "{doc:#}");
+}
