@@ -3,10 +3,11 @@
 //! clap's derive builds the whole command tree, every subcommand with its
 //! arguments and help text, before it looks at argv: about a quarter of
 //! `berth resolve`'s start-up (docs/decisions/0010-client-start-up-budget.md).
-//! The commands scripts and prompts run on every call are parsed with a tree
-//! holding only that subcommand. Anything else, and anything that tree does
-//! not accept (help, versions, every error), goes to the full tree, so what a
-//! user reads is always clap's own output for the whole CLI.
+//! The commands scripts and shell prompts run on every call (`resolve`,
+//! `path`, `prompt`) are parsed with a tree holding only that subcommand.
+//! Anything else, and anything that tree does not accept (help, versions,
+//! every error), goes to the full tree, so what a user reads is always
+//! clap's own output for the whole CLI.
 
 use std::ffi::OsString;
 
@@ -32,6 +33,7 @@ pub fn hot(args: &[OsString]) -> Option<Cli> {
     let sub = match name.to_str()? {
         "resolve" => commands::resolve::ResolveArgs::augment_args(Command::new("resolve")),
         "path" => commands::path::PathArgs::augment_args(Command::new("path")),
+        "prompt" => commands::prompt::PromptArgs::augment_args(Command::new("prompt")),
         _ => return None,
     };
     // The same top level as `Cli`'s: its one global flag.
@@ -73,6 +75,9 @@ mod tests {
             "berth path -x",
             "berth path --json <shop>/a --cwd /tmp",
             "berth path /abs --cwd=/tmp --json",
+            "berth prompt",
+            "berth prompt --format {name}",
+            "berth --json prompt --format={workspace}{marker}",
             // Refused or answered with text by the full tree.
             "berth resolve --help",
             "berth resolve -h",
@@ -85,6 +90,9 @@ mod tests {
             "berth path --help",
             "berth path a b",
             "berth path a --cwd",
+            "berth prompt --help",
+            "berth prompt --format",
+            "berth prompt extra",
             "berth --json",
             "berth",
             "berth help resolve",

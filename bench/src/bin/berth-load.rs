@@ -5,7 +5,7 @@
 //! - `latency DIR...`: sequential calls on one reused connection, a bare `Ping` and a
 //!   `Resolve` of a random DIR interleaved (so both see the same noise); p50/p99 of each.
 //! - `throughput DIR...`: `--clients` connections (one task each) resolving random DIRs for
-//!   `--secs`; resolves per second.
+//!   `--secs` (or, with `--rpc ping`, sending bare `Ping`s); calls per second.
 //! - `race CMD...`: whole-process times of a few commands, spawned in turn (round-robin, so
 //!   drifting load hits every command alike), stdin from `--stdin`, stdout to /dev/null;
 //!   median, p10 and p90 of each, and each median over the first command's.
@@ -29,6 +29,15 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
+}
+
+/// The call `throughput` repeats.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Rpc {
+    /// A `Resolve` of a random directory.
+    Resolve,
+    /// A bare `Ping`: the transport's own cost, the baseline.
+    Ping,
 }
 
 #[derive(Subcommand)]
@@ -56,6 +65,9 @@ enum Cmd {
         /// Worker threads of the load generator's runtime (1: current-thread).
         #[arg(long, default_value_t = 1)]
         threads: usize,
+        /// The call each client repeats.
+        #[arg(long, value_enum, default_value = "resolve")]
+        rpc: Rpc,
         /// Directories to resolve.
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
@@ -100,8 +112,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             clients,
             secs,
             threads,
+            rpc,
             dirs,
-        } => runtime(threads)?.block_on(throughput(clients, secs, dirs)),
+        } => runtime(threads)?.block_on(throughput(clients, secs, rpc, dirs)),
         Cmd::Race {
             runs,
             warmup,
@@ -220,6 +233,7 @@ async fn latency(
 async fn throughput(
     clients: usize,
     secs: u64,
+    rpc: Rpc,
     dirs: Vec<PathBuf>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let dirs = Arc::new(dirs);
@@ -232,8 +246,11 @@ async fn throughput(
         tasks.push(tokio::spawn(async move {
             let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (i as u64 + 1).wrapping_mul(0xff51_afd7));
             while !stop.load(Ordering::Relaxed) {
-                let dir = rng.pick(&dirs).clone();
-                resolve(&mut conn, &dir).await.map_err(|e| e.to_string())?;
+                let done = match rpc {
+                    Rpc::Resolve => resolve(&mut conn, rng.pick::<PathBuf>(&dirs)).await,
+                    Rpc::Ping => ping(&mut conn).await,
+                };
+                done.map_err(|e| e.to_string())?;
                 count.fetch_add(1, Ordering::Relaxed);
             }
             Ok::<(), String>(())
@@ -249,7 +266,11 @@ async fn throughput(
         t.await??;
     }
     println!(
-        "{{\"clients\":{clients},\"dirs\":{},\"secs\":{took:.2},\"resolves\":{done},\"per_sec\":{:.0}}}",
+        "{{\"rpc\":\"{}\",\"clients\":{clients},\"dirs\":{},\"secs\":{took:.2},\"calls\":{done},\"per_sec\":{:.0}}}",
+        match rpc {
+            Rpc::Resolve => "resolve",
+            Rpc::Ping => "ping",
+        },
         dirs.len(),
         done as f64 / took
     );
