@@ -5,8 +5,6 @@
 
 use berth_proto::codes::Code;
 
-use crate::store::StoreError;
-
 /// A request's failure, as a client will see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BerthError {
@@ -72,26 +70,3 @@ impl std::fmt::Display for BerthError {
 }
 
 impl std::error::Error for BerthError {}
-
-impl From<StoreError> for BerthError {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::Constraint(m) => BerthError::refused(m),
-            StoreError::Sqlite(e) if crate::store::is_refused_commit(&e) => {
-                BerthError::shutting_down(
-                    "berthd is stopping, so this write was not made; run the command again in a moment (it starts a new berthd)",
-                )
-            }
-            other => {
-                tracing::error!(error = %other, "storage failed");
-                BerthError::internal(other.to_string())
-            }
-        }
-    }
-}
-
-impl From<BerthError> for tonic::Status {
-    fn from(e: BerthError) -> Self {
-        e.code.status_with_hints(e.message, &e.hints)
-    }
-}

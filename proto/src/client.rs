@@ -43,9 +43,18 @@ pub struct VersionStamp {
 
 type DataDirValue = tonic::metadata::MetadataValue<tonic::metadata::Binary>;
 
+/// The data folder as the daemon compares it: canonical when it exists, so a
+/// symlink, `..` or a path relative to this client's cwd names the same
+/// registry, and the daemon never touches the disk to compare (its async
+/// workers must not block). A folder not made yet is sent as spelled; the
+/// daemon this client starts is given the same spelling.
 fn data_dir_value(data_dir: Option<&Path>) -> Option<DataDirValue> {
     use std::os::unix::ffi::OsStrExt;
-    data_dir.map(|d| DataDirValue::from_bytes(d.as_os_str().as_bytes()))
+    data_dir.map(|d| {
+        let canonical = d.canonicalize();
+        let d = canonical.as_deref().unwrap_or(d);
+        DataDirValue::from_bytes(d.as_os_str().as_bytes())
+    })
 }
 
 impl tonic::service::Interceptor for VersionStamp {

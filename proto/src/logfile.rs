@@ -9,6 +9,9 @@ use std::fs::File;
 use std::io;
 use std::path::Path;
 
+/// The daemon's log file, in the state folder (`paths::state_dir`); `berth doctor` names it.
+pub const DAEMON_LOG: &str = "berthd.log";
+
 /// Opens `dir/name` for appending, creating the folder (0700) and the file
 /// (0600) as needed and narrowing either when it is wider. Refuses a folder
 /// or file that is a symlink or belongs to another user, naming it.

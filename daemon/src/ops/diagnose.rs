@@ -32,7 +32,7 @@ impl Device {
             data_dir: self.data_dir().to_path_buf(),
             database: self.data_dir().join("berth.db"),
             integrity: self.store().quick_check()?,
-            log_file: state.join(crate::process::logging::LOG_FILE),
+            log_file: state.join(berth_proto::logfile::DAEMON_LOG),
         })
     }
 }

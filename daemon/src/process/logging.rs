@@ -8,8 +8,7 @@ use std::sync::Mutex;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::writer::MakeWriterExt;
 
-/// The log file's name in the state folder.
-pub const LOG_FILE: &str = "berthd.log";
+use berth_proto::logfile::DAEMON_LOG as LOG_FILE;
 
 /// Installs the global subscriber. Returns an error only when the log file
 /// cannot be opened; logging then goes to stderr alone.

@@ -6,3 +6,13 @@ pub(crate) mod connections;
 pub(crate) mod server;
 pub(crate) mod socket;
 pub(crate) mod throttle;
+
+use crate::error::BerthError;
+
+/// An operation's failure as the client sees it: the code in `berth-code`, the hints in
+/// `berth-hint-bin` (docs/decisions/0022-error-hints-cross-the-rpc-as-metadata.md).
+impl From<BerthError> for tonic::Status {
+    fn from(e: BerthError) -> Self {
+        e.code.status_with_hints(e.message, &e.hints)
+    }
+}

@@ -22,6 +22,8 @@ use rusqlite::{
 use berth_core::registry::{Home, Registry, Root, WorkspaceEntry};
 use berth_core::scratch::SessionRow;
 
+use crate::error::BerthError;
+
 /// The schema version this build writes. Each step of [`MIGRATIONS`] moves
 /// `user_version` up by one, in its own transaction.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -791,6 +793,23 @@ fn read_registry(c: &Connection) -> Result<Registry, StoreError> {
         roots,
         root_index: Default::default(),
     })
+}
+
+/// A store failure as a request's failure: a broken rule is a refusal, a write cut off
+/// by a stop says so, anything else is internal (and logged).
+impl From<StoreError> for BerthError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Constraint(m) => BerthError::refused(m),
+            StoreError::Sqlite(e) if is_refused_commit(&e) => BerthError::shutting_down(
+                "berthd is stopping, so this write was not made; run the command again in a moment (it starts a new berthd)",
+            ),
+            other => {
+                tracing::error!(error = %other, "storage failed");
+                BerthError::internal(other.to_string())
+            }
+        }
+    }
 }
 
 #[cfg(test)]

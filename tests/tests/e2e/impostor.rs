@@ -522,8 +522,21 @@ fn a_daemon_of_another_data_folder_refuses_the_client_naming_both() {
     );
     let status = as_other(&["--json", "daemon", "status"]).success().json();
     assert_eq!(status["data_dir"], env.data_dir().display().to_string());
-    // Spelled another way, the same folder is the same registry.
-    let mut cmd = env.berth(["workspace", "list"]);
-    cmd.env("BERTH_DATA_DIR", env.root().join("home/../data"));
-    assert!(env.run(cmd).success().stdout().contains("theirs"));
+    // Spelled another way, the same folder is the same registry: with `..`,
+    // through a symlink, relative to the client's cwd.
+    let link = env.root().join("data-link");
+    std::os::unix::fs::symlink(env.data_dir(), &link).unwrap();
+    for (cwd, spelled) in [
+        (env.root().to_path_buf(), env.root().join("home/../data")),
+        (env.root().to_path_buf(), link),
+        (env.home(), std::path::PathBuf::from("../data")),
+    ] {
+        let mut cmd = env.berth_in(&cwd, ["workspace", "list"]);
+        cmd.env("BERTH_DATA_DIR", &spelled);
+        let listed = env.run(cmd).success().stdout();
+        assert!(
+            listed.contains("theirs"),
+            "{spelled:?} from {cwd:?}: {listed}"
+        );
+    }
 }
