@@ -252,11 +252,11 @@ fn a_socket_folder_the_user_made_readable_is_used_and_left_as_it_was() {
 /// (`fake-berthd --dial`): berth's own clients refuse such a folder before
 /// connecting at all.
 #[test]
+#[cfg_attr(
+    not(berth_as_root),
+    ignore = "needs root to run a client as another user"
+)]
 fn another_user_is_refused_and_the_daemon_still_serves_its_own() {
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: needs root to run a client as another user");
-        return;
-    }
     let env = TestEnv::new();
     env.json(["workspace", "create", "mine"]);
     let pid = env.daemon_pid();

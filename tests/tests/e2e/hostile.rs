@@ -399,10 +399,6 @@ fn hostile_project_files_are_ignored_with_a_note_and_never_hang() {
 /// exit 0, in time, with nothing or one JSON document on stdout.
 #[test]
 fn hook_payload_corpus_and_garbage_exit_0_with_valid_stdout() {
-    if !bin("berth-hook").is_file() {
-        eprintln!("skipped: berth-hook is not built");
-        return;
-    }
     let w = World::new();
     let env = &w.env;
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/hook_payload");

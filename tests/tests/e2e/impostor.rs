@@ -77,11 +77,6 @@ impl Drop for Impostor {
     }
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// A folder for the fake, owned by `nobody`: what an attacker can make in
 /// /tmp before the victim's daemon ever runs.
 fn nobodys_folder(env: &TestEnv, name: &str) -> PathBuf {
@@ -156,11 +151,11 @@ fn every_client_refuses(env: &TestEnv, socket: &Path, fake: &Impostor, expect: &
 }
 
 #[test]
+#[cfg_attr(
+    not(berth_as_root),
+    ignore = "needs root to run the fake daemon as another user"
+)]
 fn a_fake_daemon_in_a_folder_another_user_made_is_refused_by_every_client() {
-    if !is_root() {
-        eprintln!("skipped: needs root to run the fake daemon as another user");
-        return;
-    }
     let env = TestEnv::new();
     let dir = nobodys_folder(&env, "evil");
     let fake = Impostor::start(&env, &dir.join("berthd.sock"));
@@ -173,11 +168,11 @@ fn a_fake_daemon_in_a_folder_another_user_made_is_refused_by_every_client() {
 }
 
 #[test]
+#[cfg_attr(
+    not(berth_as_root),
+    ignore = "needs root to run the fake daemon as another user"
+)]
 fn a_socket_of_another_user_in_our_folder_is_refused() {
-    if !is_root() {
-        eprintln!("skipped: needs root to run the fake daemon as another user");
-        return;
-    }
     let env = TestEnv::new();
     let _ = nobodys_folder(&env, "unused");
     // Our folder, opened long enough for the other user to bind in it.
@@ -190,11 +185,11 @@ fn a_socket_of_another_user_in_our_folder_is_refused() {
 }
 
 #[test]
+#[cfg_attr(
+    not(berth_as_root),
+    ignore = "needs root to run the fake daemon as another user"
+)]
 fn a_symlinked_socket_folder_is_refused() {
-    if !is_root() {
-        eprintln!("skipped: needs root to run the fake daemon as another user");
-        return;
-    }
     let env = TestEnv::new();
     let dir = nobodys_folder(&env, "evil");
     let fake = Impostor::start(&env, &dir.join("berthd.sock"));
@@ -205,11 +200,11 @@ fn a_symlinked_socket_folder_is_refused() {
 }
 
 #[test]
+#[cfg_attr(
+    not(berth_as_root),
+    ignore = "needs root to run the fake daemon as another user"
+)]
 fn a_socket_and_folder_of_ours_with_another_user_listening_is_refused() {
-    if !is_root() {
-        eprintln!("skipped: needs root to run the fake daemon as another user");
-        return;
-    }
     let env = TestEnv::new();
     let _ = nobodys_folder(&env, "unused");
     let dir = env.root().join("ours");
@@ -418,11 +413,11 @@ fn mcp_calls(cmd: Command, calls: &[&str]) -> String {
 /// session's reconnect is verified like its first dial, and the write it
 /// was asked for reaches nobody.
 #[test]
+#[cfg_attr(
+    not(berth_as_root),
+    ignore = "needs root to run the fake daemon as another user"
+)]
 fn a_session_whose_daemon_was_replaced_by_an_impostor_sends_it_nothing() {
-    if !is_root() {
-        eprintln!("skipped: needs root to run the fake daemon as another user");
-        return;
-    }
     let env = TestEnv::new();
     let _ = nobodys_folder(&env, "unused");
     let (mut session, _) = McpSession::start(env.command(bin("berth-mcp")));
