@@ -48,17 +48,8 @@ pub async fn cmd_exec(ctx: &mut Ctx, args: ExecArgs) -> Result<(), CliError> {
     }
     let program = args.command[0].to_string_lossy().into_owned();
     ensure_daemon(ctx).await?;
-    let req = pb::ResolveRequest {
-        caller: Some(ctx.caller()?),
-        path: super::path_arg(directory(args.cwd), "the directory")?,
-        workspace: args.workspace.unwrap_or_default(),
-        mode: pb::Mode::Agent as i32,
-    };
-    let r = ctx
-        .unary(req, |mut c, r| async move { c.resolve(r).await })
-        .await?
-        .resolution
-        .unwrap_or_default();
+    let path = super::path_arg(directory(args.cwd), "the directory")?;
+    let r = super::resolve_as_agent(ctx, path, args.workspace.unwrap_or_default()).await?;
     refuse_a_default(&r, &program)?;
     let home = home_of(ctx, &r.workspace).await?;
     for n in &r.notes {

@@ -72,6 +72,26 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
     }
 }
 
+/// What an agent session in `path` (empty: the caller's cwd) would get, with `workspace` as
+/// its pin (empty: none): one `Resolve` in the agent mode, as `exec` and `prompt` ask it.
+pub async fn resolve_as_agent(
+    ctx: &mut Ctx,
+    path: String,
+    workspace: String,
+) -> Result<berth_proto::pb::Resolution, CliError> {
+    let req = berth_proto::pb::ResolveRequest {
+        caller: Some(ctx.caller()?),
+        path,
+        workspace,
+        mode: berth_proto::pb::Mode::Agent as i32,
+    };
+    Ok(ctx
+        .unary(req, |mut c, r| async move { c.resolve(r).await })
+        .await?
+        .resolution
+        .unwrap_or_default())
+}
+
 /// A path argument as the UTF-8 string the protocol carries.
 pub fn path_arg(p: Option<std::path::PathBuf>, what: &str) -> Result<String, CliError> {
     match p {

@@ -35,17 +35,7 @@ pub const NAMES: [&str; 5] = ["name", "workspace", "marker", "proposal", "reason
 pub async fn cmd_prompt(ctx: &mut Ctx, args: PromptArgs) -> Result<(), CliError> {
     // A bad format is refused before the daemon is asked anything.
     placeholders::fill(&args.format, &NAMES.map(|n| (n, ""))).map_err(|e| CliError::usage(e.0))?;
-    let req = pb::ResolveRequest {
-        caller: Some(ctx.caller()?),
-        path: String::new(),
-        workspace: String::new(),
-        mode: pb::Mode::Agent as i32,
-    };
-    let r = ctx
-        .unary(req, |mut c, r| async move { c.resolve(r).await })
-        .await?
-        .resolution
-        .unwrap_or_default();
+    let r = super::resolve_as_agent(ctx, String::new(), String::new()).await?;
     let marker = if r.needs_asking { "?" } else { "" };
     let name = if r.proposal.is_empty() {
         &r.workspace
