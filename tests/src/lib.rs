@@ -438,6 +438,30 @@ impl Drop for TestEnv {
     }
 }
 
+/// Registers an agent session over `conn` and reads its first event (the id and the pin).
+/// Keep the returned stream open for as long as the session should live.
+pub async fn open_session(
+    conn: &mut berth_proto::client::Connection,
+    req: berth_proto::pb::OpenSessionRequest,
+) -> (
+    berth_proto::pb::SessionEvent,
+    tonic::Streaming<berth_proto::pb::SessionEvent>,
+) {
+    let mut events = conn
+        .call(|mut c| {
+            let r = req.clone();
+            async move { c.open_session(r).await }
+        })
+        .await
+        .expect("open a session");
+    let first = events
+        .message()
+        .await
+        .expect("the session's first event")
+        .expect("a first event before the stream ends");
+    (first, events)
+}
+
 /// Sends `sig` to `pid`.
 pub fn signal(pid: u32, sig: i32) {
     // SAFETY: kill has no memory-safety preconditions.

@@ -31,14 +31,7 @@ impl Session {
             client_name: "home-swaps".into(),
             ..Default::default()
         };
-        let mut events = conn
-            .call(|mut c| {
-                let r = req.clone();
-                async move { c.open_session(r).await }
-            })
-            .await
-            .expect("open a session");
-        let first = events.message().await.expect("an event").expect("first");
+        let (first, events) = berth_tests::open_session(&mut conn, req).await;
         Session {
             conn,
             id: first.session_id,

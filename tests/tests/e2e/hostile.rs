@@ -675,18 +675,7 @@ async fn hostile_rpc_fields_get_clear_errors_and_the_daemon_keeps_serving() {
         client_name: "hostile".into(),
         ..Default::default()
     };
-    let mut stream = conn
-        .call(|mut c| {
-            let r = open.clone();
-            async move { c.open_session(r).await }
-        })
-        .await
-        .expect("open a session");
-    let first = stream
-        .message()
-        .await
-        .expect("first event")
-        .expect("an event");
+    let (first, stream) = berth_tests::open_session(&mut conn, open).await;
     let session = first.session_id.clone();
     assert_eq!(first.resolution.unwrap().workspace, "app");
     let app_home = env.managed_home("app");

@@ -68,19 +68,8 @@ async fn the_mcp_session_of_the_same_client_session_is_named_exactly() {
         client_session_id: "s-linked".into(),
         ..Default::default()
     };
-    let mut events = conn
-        .call(|mut c| {
-            let r = req.clone();
-            async move { c.open_session(r).await }
-        })
-        .await
-        .expect("open a session");
-    let id = events
-        .message()
-        .await
-        .expect("an event")
-        .expect("first")
-        .session_id;
+    let (first, _events) = berth_tests::open_session(&mut conn, req).await;
+    let id = first.session_id;
     // The MCP session registered first; the hook finds it by the client's id.
     let context = session_start(&env, &plain, "s-linked");
     let folder = env.data_dir().join("scratch").join(&id);

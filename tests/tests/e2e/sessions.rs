@@ -30,19 +30,8 @@ async fn open(env: &TestEnv, cwd: &std::path::Path, client: &str) -> (String, He
         pid: std::process::id(),
         ..Default::default()
     };
-    let mut events = conn
-        .call(|mut c| {
-            let r = req.clone();
-            async move { c.open_session(r).await }
-        })
-        .await
-        .expect("open a session");
-    let id = events
-        .message()
-        .await
-        .expect("an event")
-        .expect("the first event")
-        .session_id;
+    let (first, events) = berth_tests::open_session(&mut conn, req).await;
+    let id = first.session_id;
     (id, (events, conn))
 }
 

@@ -50,14 +50,7 @@ async fn session(env: &TestEnv, conn: &mut Connection) -> String {
         client_name: "stuck".into(),
         ..Default::default()
     };
-    let mut stream = conn
-        .call(|mut c| {
-            let r = open.clone();
-            async move { c.open_session(r).await }
-        })
-        .await
-        .expect("open a session");
-    let first = stream.message().await.expect("first event").expect("event");
+    let (first, mut stream) = berth_tests::open_session(conn, open).await;
     // Keep the stream open for the session's life.
     tokio::spawn(async move { while let Ok(Some(_)) = stream.message().await {} });
     first.session_id
