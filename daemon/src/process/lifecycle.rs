@@ -152,12 +152,20 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
             opts.limits
         }
     };
+    let data_lock_file = match data_lock.identity() {
+        Ok(identity) => Some((data_lock.path().to_path_buf(), identity)),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot stat the data folder's lock");
+            None
+        }
+    };
     let result = runtime.block_on(serve(
         Arc::new(device),
         socket,
         inherited,
         env.uid,
         limits,
+        data_lock_file,
         ready,
     ));
     // Dropping the runtime would wait for every pool thread, for ever for one
@@ -178,6 +186,7 @@ async fn serve(
     inherited: Option<OwnedFd>,
     uid: u32,
     limits: crate::rpc::connections::Limits,
+    data_lock_file: Option<(PathBuf, (u64, u64))>,
     ready: &mut ReadyPipe,
 ) -> Result<(), String> {
     let bound = match inherited {
@@ -201,6 +210,13 @@ async fn serve(
         }
     });
     tokio::spawn(sweep_periodically(device.clone()));
+    if let Some((lock, identity)) = data_lock_file {
+        tokio::spawn(exit_when_the_data_folder_goes(
+            device.clone(),
+            lock,
+            identity,
+        ));
+    }
     let connections = crate::rpc::connections::Table::new(limits);
     tokio::spawn(connections.clone().sweep_idle());
     let (incoming, _socket_guard) = bound.incoming(uid, connections);
@@ -288,6 +304,37 @@ fn create_data_dir(dir: &std::path::Path) -> Result<(), String> {
         return Err(format!("the data directory {dir:?} is not a directory"));
     }
     Ok(())
+}
+
+/// How often the daemon checks that its data folder is still where it was.
+const DATA_FOLDER_CHECK: Duration = Duration::from_secs(2);
+
+/// Stops the daemon once its data folder is deleted, moved or replaced: it would otherwise
+/// serve, and write to, a registry no client can find again, and a new daemon could take the
+/// same path (docs/decisions/0013-one-daemon-per-data-folder.md).
+async fn exit_when_the_data_folder_goes(
+    device: Arc<Device>,
+    lock: std::path::PathBuf,
+    identity: (u64, u64),
+) {
+    let mut every = tokio::time::interval(DATA_FOLDER_CHECK);
+    loop {
+        every.tick().await;
+        let path = lock.clone();
+        // A stat can hang on a dead mount: off the async workers.
+        let here = tokio::task::spawn_blocking(move || {
+            crate::process::lock::still_in_place(&path, identity)
+        })
+        .await;
+        if here.is_ok_and(|here| !here) {
+            tracing::warn!(
+                data_dir = ?device.data_dir(),
+                "the data folder was removed or replaced; stopping, so nothing is written where no client looks"
+            );
+            device.shut_down(STOP_GRACE).await;
+            return;
+        }
+    }
 }
 
 /// Sweeps scratch folders at start and every hour after.

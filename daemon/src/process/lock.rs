@@ -53,6 +53,22 @@ impl InstanceLock {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Which file the lock is held on (device, inode), to notice later that its path names
+    /// another file or none.
+    pub fn identity(&self) -> io::Result<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = self.file.metadata()?;
+        Ok((meta.dev(), meta.ino()))
+    }
+}
+
+/// Whether `path` still names the file a lock was taken on: false once the folder holding it
+/// was deleted, moved or replaced. Another daemon could then lock a new file there, and
+/// nothing written to the old folder would be found again.
+pub fn still_in_place(path: &Path, identity: (u64, u64)) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).is_ok_and(|m| (m.dev(), m.ino()) == identity)
 }
 
 impl Drop for InstanceLock {

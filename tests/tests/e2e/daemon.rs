@@ -592,3 +592,25 @@ fn the_log_filter_comes_from_berth_log_then_rust_log() {
         );
     }
 }
+
+/// A daemon whose data folder is deleted, or moved away and replaced, stops
+/// within seconds: it would otherwise keep writing a registry no client finds,
+/// and a second daemon could take the same path.
+#[test]
+fn a_daemon_whose_data_folder_is_deleted_or_replaced_stops() {
+    let env = TestEnv::new();
+    let _ = env.run_berth(["workspace", "create", "first"]).success();
+    assert_eq!(env.daemon_pids().len(), 1);
+    std::fs::remove_dir_all(env.data_dir()).unwrap();
+    env.wait_no_daemon(Duration::from_secs(20));
+
+    let _ = env.run_berth(["workspace", "create", "second"]).success();
+    assert_eq!(env.daemon_pids().len(), 1);
+    std::fs::rename(env.data_dir(), env.root().join("data.moved")).unwrap();
+    std::fs::create_dir(env.data_dir()).unwrap();
+    env.wait_no_daemon(Duration::from_secs(20));
+    // The moved registry is intact, and the next client starts a daemon on the new folder.
+    assert!(env.root().join("data.moved/berth.db").is_file());
+    let listed = env.run_berth(["workspace", "list"]).success().stdout();
+    assert!(!listed.contains("second"), "{listed}");
+}
