@@ -64,7 +64,7 @@ load=$root/target/release/berth-load
 if [ -x "$load" ]; then
   echo "interleaved (berth-load race, ${runs} rounds; ratios over git):"
   race=("git rev-parse --show-toplevel" "$bin/berth resolve --json"
-    "$bin/berth-hook session-start" "$empty" "/usr/bin/true")
+    "$bin/berth-hook session-start" "$bin/berth prompt" "$empty" "/usr/bin/true")
   [ -n "${BEFORE:-}" ] && race+=("$BEFORE/berth resolve --json" "$BEFORE/berth-hook session-start")
   "$load" race --runs "$runs" --stdin "$payload" "${race[@]}"
 fi
