@@ -425,15 +425,44 @@ impl TestEnv {
     }
 }
 
+impl TestEnv {
+    /// Every live process started with this env's environment: daemons, and
+    /// the clients, shims and commands a test left running.
+    fn env_processes(&self) -> Vec<u32> {
+        let needle = format!("BERTH_DATA_DIR={}", self.data_dir().display());
+        let me = std::process::id();
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|&pid| pid != me)
+            .filter(|&pid| {
+                std::fs::read(format!("/proc/{pid}/environ"))
+                    .is_ok_and(|env| env.split(|&b| b == 0).any(|kv| kv == needle.as_bytes()))
+            })
+            .collect()
+    }
+}
+
 impl Drop for TestEnv {
     fn drop(&mut self) {
         // SIGKILL works on stopped processes too; nothing of the daemon's
-        // state matters once the test is over.
-        for pid in self.daemon_pids() {
-            signal(pid, libc::SIGKILL);
-        }
+        // state matters once the test is over. Clients go too, and again until
+        // none is left: a shim that outlived its test would otherwise start a
+        // daemon in a folder about to be removed, which then runs on in the
+        // folders it recreates.
         let _ = wait_until(Duration::from_secs(5), || {
-            self.daemon_pids().is_empty().then_some(()).ok_or(())
+            let left: Vec<u32> = self
+                .env_processes()
+                .into_iter()
+                .chain(self.daemon_pids())
+                .collect();
+            for &pid in &left {
+                signal(pid, libc::SIGKILL);
+            }
+            left.is_empty().then_some(()).ok_or(())
         });
     }
 }
