@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak, mpsc};
 use std::time::{Duration, SystemTime};
 
-use berth_core::fsview::{DirLook, FsView};
+use berth_core::fsview::{DirLook, FsView, WalkStep};
 
 use crate::cache::realfs::RealFs;
 use crate::cache::watch::{
@@ -99,6 +99,10 @@ enum SlotState {
     Ready {
         look: DirLook,
         check: Check,
+        /// Watched, and the folder's path was its canonical spelling once every watch on it and
+        /// its ancestors was in place: until an event says otherwise, the path still names this
+        /// very folder, with no link on the way, and no I/O is needed to know it.
+        canonical: bool,
     },
 }
 
@@ -370,7 +374,7 @@ impl LookupCache {
         let (look, fingerprint) = {
             let entries = self.read_entries();
             let slot = entries.slots.get(dir)?;
-            let SlotState::Ready { look, check } = &slot.state else {
+            let SlotState::Ready { look, check, .. } = &slot.state else {
                 return None;
             };
             slot.used.store(self.clock.load(Relaxed), Relaxed);
@@ -388,6 +392,49 @@ impl LookupCache {
         } else {
             None
         }
+    }
+
+    /// Whether `dir` is a folder's canonical path, known from memory alone: an entry filled under
+    /// watches that found it canonical, and no event since.
+    pub(crate) fn knows_canonical_dir(&self, dir: &Path) -> bool {
+        self.read_entries().slots.get(dir).is_some_and(|slot| {
+            matches!(
+                slot.state,
+                SlotState::Ready {
+                    check: Check::Watched,
+                    canonical: true,
+                    ..
+                }
+            )
+        })
+    }
+
+    /// [`look_along`] from memory alone: `None` unless every folder has a watched entry. Never
+    /// touches the disk, so it may run on an async worker.
+    ///
+    /// [`look_along`]: berth_core::fsview::look_along
+    pub(crate) fn look_along_in_memory(&self, dirs: Vec<PathBuf>) -> Option<Vec<WalkStep>> {
+        let entries = self.read_entries();
+        let now = self.clock.load(Relaxed);
+        let mut steps = Vec::with_capacity(dirs.len());
+        for dir in dirs {
+            let slot = entries.slots.get(dir.as_path())?;
+            let SlotState::Ready {
+                look,
+                check: Check::Watched,
+                ..
+            } = &slot.state
+            else {
+                return None;
+            };
+            slot.used.store(now, Relaxed);
+            steps.push(WalkStep {
+                look: look.clone(),
+                dir,
+            });
+        }
+        self.hits.fetch_add(steps.len() as u64, Relaxed);
+        Some(steps)
     }
 
     /// Reads `dir` from the disk and stores the result if nothing invalidated it meanwhile.
@@ -419,6 +466,8 @@ impl LookupCache {
         // The watches (or the fingerprint) come before the read: a change after them is seen,
         // a change before them is in what the read returns.
         let plan = self.plan(dir);
+        // After the watches: a link or rename on the way from now on is an event.
+        let canonical = matches!(plan, Plan::Watched) && is_canonical_dir(dir);
         let look = self.inner.look(dir);
         let check = match plan {
             Plan::Watched => Check::Watched,
@@ -442,6 +491,7 @@ impl LookupCache {
                 slot.state = SlotState::Ready {
                     look: look.clone(),
                     check,
+                    canonical,
                 };
                 slot.used
                     .store(self.clock.fetch_add(1, Relaxed) + 1, Relaxed);
@@ -679,6 +729,11 @@ impl Fingerprint {
     }
 }
 
+/// Whether `dir` is a folder spelled canonically (no link, `.` or `..` on the way).
+fn is_canonical_dir(dir: &Path) -> bool {
+    std::fs::canonicalize(dir).is_ok_and(|c| c == dir) && dir.is_dir()
+}
+
 /// Whether changes on `dir`'s filesystem reach this machine's watches. Network and FUSE
 /// filesystems report only the changes made through this client, so their entries are
 /// stat-checked instead (docs/decisions/0004-network-filesystems-and-the-cache.md).
@@ -726,6 +781,8 @@ fn delivers_events(_dir: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use std::time::Instant;
+
+    use berth_core::fsview::look_along;
 
     use super::*;
 
@@ -776,6 +833,78 @@ mod tests {
         assert_eq!((s.entries, s.hits, s.misses), (1, 1, 1));
         // dir, .berth, and every ancestor but `/`.
         assert_eq!(s.watches, dir.ancestors().count() - 1 + 1);
+    }
+
+    /// Waits until `dir` is no longer known as canonical (an event has to arrive).
+    fn forgotten(cache: &LookupCache, dir: &Path) {
+        let start = Instant::now();
+        while cache.knows_canonical_dir(dir) {
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "{dir:?} is still known as canonical"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn a_watched_folder_is_known_canonical_until_an_ancestor_becomes_a_link() {
+        let (_t, root) = tree();
+        let dir = root.join("a/b");
+        std::fs::create_dir_all(&dir).unwrap();
+        let cache = LookupCache::new(CacheConfig::default());
+        assert!(
+            !cache.knows_canonical_dir(&dir),
+            "nothing is known before a look"
+        );
+        cache.look(&dir);
+        assert!(cache.knows_canonical_dir(&dir));
+        // `a` becomes a link to where it went: `a/b` is a path through a link now.
+        std::fs::rename(root.join("a"), root.join("moved")).unwrap();
+        std::os::unix::fs::symlink(root.join("moved"), root.join("a")).unwrap();
+        forgotten(&cache, &dir);
+        assert!(cache.look_along_in_memory(vec![dir.clone()]).is_none());
+        // Looked at again (as the disk path does once it has canonicalised), only the real
+        // spelling is known.
+        cache.look(&root.join("moved/b"));
+        assert!(cache.knows_canonical_dir(&root.join("moved/b")));
+        assert!(!cache.knows_canonical_dir(&dir));
+    }
+
+    #[test]
+    fn a_path_through_a_link_is_never_known_canonical() {
+        let (_t, root) = tree();
+        std::fs::create_dir(root.join("real")).unwrap();
+        std::os::unix::fs::symlink(root.join("real"), root.join("link")).unwrap();
+        let cache = LookupCache::new(CacheConfig::default());
+        // Only the disk path's canonicalisation keeps links out of a walk; the cache checks too.
+        cache.look(&root.join("link"));
+        assert!(!cache.knows_canonical_dir(&root.join("link")));
+    }
+
+    #[test]
+    fn a_walk_comes_from_memory_only_when_every_folder_is_held_under_watches() {
+        let (_t, root) = tree();
+        let dir = root.join("a/b");
+        std::fs::create_dir_all(&dir).unwrap();
+        write_file(&root, r#"{"workspace": "notes"}"#);
+        let walk = vec![dir.clone(), root.join("a"), root.clone()];
+        let cache = LookupCache::new(CacheConfig::default());
+        cache.look(&dir);
+        assert!(cache.look_along_in_memory(walk.clone()).is_none());
+        let from_disk = look_along(cache.as_ref(), walk.clone());
+        let hits = cache.stats().hits;
+        assert_eq!(cache.look_along_in_memory(walk.clone()), Some(from_disk));
+        assert_eq!(cache.stats().hits, hits + 3);
+        // Stat-checked entries need the disk on every use: never from memory.
+        let stat_checked = LookupCache::new(CacheConfig {
+            trust_after: Duration::ZERO,
+            ..config(100, 0)
+        });
+        look_along(stat_checked.as_ref(), walk.clone());
+        assert!(stat_checked.stats().entries > 0);
+        assert!(stat_checked.look_along_in_memory(walk).is_none());
+        assert!(!stat_checked.knows_canonical_dir(&dir));
     }
 
     #[test]

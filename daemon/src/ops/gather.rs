@@ -6,7 +6,7 @@
 //! `resolve`, `walk`, `claim` and `explain` never touch the disk.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use berth_proto::codes::Code;
 
@@ -70,6 +70,27 @@ impl Device {
         })
     }
 
+    /// [`Device::gather`] from memory alone, or `None` when the disk must be read: `path` must be
+    /// a folder the lookup cache knows as canonical, and every folder of its walk must have a
+    /// watched entry (docs/decisions/0025-resolving-from-memory.md). Never touches the disk, so
+    /// it runs on the async worker that received the request, without the pool's hop.
+    pub fn gather_in_memory(&self, caller: &Caller, path: &str) -> Option<Gathered> {
+        if caller.extra_home.is_some() {
+            // Its canonical spelling is not known without the disk.
+            return None;
+        }
+        let directory = plain_absolute(&caller.absolute(path))?;
+        if !self.fs().knows_canonical_dir(&directory) {
+            return None;
+        }
+        let plan = walk_plan(&directory, &self.homes(None));
+        Some(Gathered {
+            walk: self.fs().look_along_in_memory(plan.dirs)?,
+            stop: plan.stop,
+            directory,
+        })
+    }
+
     /// [`Device::gather`] for a conversation's cwd, which may be gone by now: a missing folder
     /// is walked from where it was (a claim is judged by what claimed it, not by what is there now:
     /// docs/reference.md, "Conversations").
@@ -100,6 +121,22 @@ impl Device {
         let registry = self.registry();
         resolve(&gathered.facts(&registry, caller, argument, mode))
             .map_err(|e| BerthError::not_found(e.to_string()))
+    }
+
+    /// [`Device::resolve`] answered from memory, when [`Device::gather_in_memory`] can gather.
+    pub fn resolve_in_memory(
+        &self,
+        caller: &Caller,
+        path: &str,
+        argument: Option<&str>,
+        mode: Mode,
+    ) -> Option<Result<Answer, BerthError>> {
+        let gathered = self.gather_in_memory(caller, path)?;
+        let registry = self.registry();
+        Some(
+            resolve(&gathered.facts(&registry, caller, argument, mode))
+                .map_err(|e| BerthError::not_found(e.to_string())),
+        )
     }
 
     /// The resolution together with the walk drawn for a person.
@@ -137,4 +174,14 @@ impl Device {
         let all: Vec<String> = registry.workspaces.keys().cloned().collect();
         Ok(berth_core::claim::conversation_workspaces(&per_cwd, &all))
     }
+}
+
+/// `path` as a plain absolute path (only the root and names: no `.`, `..` or prefix), with
+/// repeated and trailing slashes dropped, and no longer than a path may be; `None` otherwise.
+fn plain_absolute(path: &Path) -> Option<PathBuf> {
+    use std::path::Component::{Normal, RootDir};
+    let plain = path.is_absolute()
+        && path.as_os_str().len() <= 4096
+        && path.components().all(|c| matches!(c, RootDir | Normal(_)));
+    plain.then(|| path.components().collect())
 }

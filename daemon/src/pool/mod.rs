@@ -129,6 +129,12 @@ impl Pool {
         }
     }
 
+    /// Whether new calls are still taken (work answered without the pool asks too, so that a
+    /// stopping daemon refuses everything alike).
+    pub fn is_taking_work(&self) -> bool {
+        !self.stopping.load(Ordering::SeqCst)
+    }
+
     /// From now on, new calls are refused.
     pub fn stop_taking_work(&self) {
         self.stopping.store(true, Ordering::SeqCst);

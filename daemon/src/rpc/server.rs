@@ -396,9 +396,21 @@ impl pb::berth_server::Berth for Service {
     ) -> Result<Response<pb::ResolveReply>, Status> {
         let r = req.into_inner();
         let caller = caller_of(r.caller)?;
-        let answer = self
-            .blocking(move |d| d.resolve(&caller, &r.path, opt(&r.workspace), mode_of(r.mode)))
-            .await?;
+        // Most requests are a folder the cache already holds: answered here, with no I/O and
+        // no hop to the pool (docs/decisions/0025-resolving-from-memory.md).
+        let in_memory = self.device.pool().is_taking_work().then(|| {
+            self.device
+                .resolve_in_memory(&caller, &r.path, opt(&r.workspace), mode_of(r.mode))
+        });
+        let answer = match in_memory.flatten() {
+            Some(answer) => answer?,
+            None => {
+                self.blocking(move |d| {
+                    d.resolve(&caller, &r.path, opt(&r.workspace), mode_of(r.mode))
+                })
+                .await?
+            }
+        };
         Ok(Response::new(pb::ResolveReply {
             resolution: Some(self.res(answer)),
         }))
