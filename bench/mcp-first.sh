@@ -10,7 +10,7 @@
 #   bench/mcp-first.sh              # RUNS=100
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
-floor=$root/target/release/mcp-floor
+floor=$bin/mcp-floor
 [ -x "$floor" ] || { echo "missing $floor: cargo build --release -p berth-bench --bins" >&2; exit 1; }
 [ -x "$bin/berth-mcp" ] || { echo "missing $bin/berth-mcp: cargo build --release -p berth-mcp" >&2; exit 1; }
 venv=$root/target/bench-venv

@@ -15,7 +15,12 @@
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 runs=${RUNS:-1000}
-empty=$root/target/release/empty
+empty=$bin/empty
+if [ -n "${BEFORE:-}" ]; then # copied too, like the binaries under test (env.sh)
+  mkdir "$tmp/before"
+  cp "$BEFORE/berth" "$BEFORE/berth-hook" "$tmp/before/"
+  BEFORE=$tmp/before
+fi
 [ -x "$empty" ] || { echo "missing $empty: cargo build --release -p berth-bench --bins" >&2; exit 1; }
 
 cd "$proj"
