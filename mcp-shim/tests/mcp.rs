@@ -1674,7 +1674,9 @@ async fn a_session_is_not_counted_as_asked_before_a_result_went_out() {
 }
 
 /// Every tool declares an `outputSchema`, and every result, done or failed,
-/// validates against it; the text's JSON block is the structured content.
+/// validates against it and against the whole schema of its result types
+/// (which the lean `outputSchema` only describes in words); the text's JSON
+/// block is the structured content.
 #[tokio::test]
 async fn every_tool_has_an_output_schema_and_its_results_validate() {
     let env = TestEnv::new();
@@ -1693,7 +1695,10 @@ async fn every_tool_has_an_output_schema_and_its_results_validate() {
         let schema = Value::Object(schema.as_ref().clone());
         let v = jsonschema::validator_for(&schema)
             .unwrap_or_else(|e| panic!("{}: not a valid schema: {e}", tool.name));
-        validators.insert(tool.name.to_string(), v);
+        let table = berth_proto::tools::Tool::from_name(&tool.name).unwrap();
+        let whole = jsonschema::validator_for(&Value::Object(table.result_schema()))
+            .unwrap_or_else(|e| panic!("{}: not a valid result schema: {e}", tool.name));
+        validators.insert(tool.name.to_string(), (v, whole));
     }
     let calls = [
         ("device_context", json!({})),
@@ -1721,8 +1726,10 @@ async fn every_tool_has_an_output_schema_and_its_results_validate() {
             .structured_content
             .clone()
             .unwrap_or_else(|| panic!("{tool} {args}: no structured content"));
-        let errors: Vec<String> = validators[tool]
+        let (declared, whole) = &validators[tool];
+        let errors: Vec<String> = declared
             .iter_errors(&structured)
+            .chain(whole.iter_errors(&structured))
             .map(|e| e.to_string())
             .collect();
         assert!(
