@@ -9,35 +9,56 @@ use serde_json::{Map, Value};
 type Object = Map<String, Value>;
 
 /// The fields of a result schema of the shape `Outcome<T>` makes: a root
-/// `anyOf` of branches (the tool's own result, a failure), each described.
-/// Fields every branch shares alike are written once, under "Every result".
-pub fn describe(schema: &Object) -> String {
+/// `anyOf` of branches (the tool's own result, then a failure), each
+/// described. Fields every branch shares alike are written once, under
+/// "Every result".
+///
+/// The failure and the shared fields are the same for every tool, so with
+/// `explained_in` naming another tool they are written with their names and
+/// types only, and a last line points at that tool's words for their meaning:
+/// the tool list then says each meaning once rather than once per tool.
+pub fn describe(schema: &Object, explained_in: Option<&str>) -> String {
     let defs = schema
         .get("$defs")
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
-    let words = Words { defs: &defs };
+    let own = Words {
+        defs: &defs,
+        meanings: true,
+    };
+    let common = Words {
+        defs: &defs,
+        meanings: explained_in.is_none(),
+    };
     let branches: Vec<(String, &Object)> = match schema.get("anyOf").and_then(Value::as_array) {
         Some(branches) => branches
             .iter()
             .filter_map(Value::as_object)
-            .map(|b| (doc(b), words.resolve(b)))
+            .map(|b| (doc(b), own.resolve(b)))
             .collect(),
         None => vec![(String::new(), schema)],
     };
     let shared = shared_fields(branches.iter().map(|(_, b)| *b));
-    let mut lines = vec!["A JSON object.".to_string()];
-    for (heading, branch) in &branches {
+    let mut lines = Vec::new();
+    for (i, (heading, branch)) in branches.iter().enumerate() {
         if !heading.is_empty() {
             lines.push(format!("{}:", heading.trim_end_matches('.')));
         }
+        let words = if i == 0 { &own } else { &common };
         words.object(branch, &shared, "", &mut lines);
     }
     if !shared.is_empty() && branches.len() > 1 {
         lines.push("Every result:".to_string());
         let first = branches[0].1;
-        words.fields(first, "", &mut lines, |name| shared.contains(name));
+        common.fields(first, "", &mut lines, |name| shared.contains(name));
+    }
+    if let Some(tool) = explained_in
+        && branches.len() > 1
+    {
+        lines.push(format!(
+            "The failure's fields and those of every result mean what {tool}'s outputSchema says."
+        ));
     }
     lines.join("\n")
 }
@@ -79,6 +100,8 @@ fn doc(schema: &Object) -> String {
 
 struct Words<'a> {
     defs: &'a Object,
+    /// Whether each field's line carries its meaning, or only its name and type.
+    meanings: bool,
 }
 
 impl<'a> Words<'a> {
@@ -137,10 +160,12 @@ impl<'a> Words<'a> {
                 ", optional"
             };
             let (ty, inner) = self.type_words(schema);
-            lines.push(format!(
-                "{indent}- {name} ({ty}{optional}): {}",
-                doc(schema)
-            ));
+            let line = format!("{indent}- {name} ({ty}{optional})");
+            lines.push(if self.meanings {
+                format!("{line}: {}", doc(schema))
+            } else {
+                line
+            });
             if let Some(inner) = inner {
                 self.object(inner, &[], &format!("{indent}  "), lines);
             }
@@ -210,10 +235,15 @@ mod tests {
                 }}
             }
         });
-        let text = describe(schema.as_object().unwrap());
+        let text = describe(schema.as_object().unwrap(), None);
         assert_eq!(
             text,
-            "A JSON object.\nIt worked:\n- path (string): The path.\nIt failed:\n- error (string): Why.\nEvery result:\n- notes (array of strings): Notes."
+            "It worked:\n- path (string): The path.\nIt failed:\n- error (string): Why.\nEvery result:\n- notes (array of strings): Notes."
+        );
+        let text = describe(schema.as_object().unwrap(), Some("first"));
+        assert_eq!(
+            text,
+            "It worked:\n- path (string): The path.\nIt failed:\n- error (string)\nEvery result:\n- notes (array of strings)\nThe failure's fields and those of every result mean what first's outputSchema says."
         );
     }
 
@@ -236,10 +266,10 @@ mod tests {
                 }}
             }
         });
-        let text = describe(schema.as_object().unwrap());
+        let text = describe(schema.as_object().unwrap(), Some("other"));
         assert_eq!(
             text,
-            "A JSON object.\nDone:\n- gone (string or null, optional): Maybe.\n- rows (array of objects): Rows.\n  - n (integer): A number.\nOne of:\n  Just a row:\n    - n (integer): A number."
+            "Done:\n- gone (string or null, optional): Maybe.\n- rows (array of objects): Rows.\n  - n (integer): A number.\nOne of:\n  Just a row:\n    - n (integer): A number."
         );
     }
 }

@@ -192,9 +192,12 @@ impl Tool {
         let mut schema = JsonObject::new();
         schema.insert("type".into(), "object".into());
         schema.insert("required".into(), serde_json::json!(["notes"]));
+        // The failure's and every result's fields are explained once, in
+        // the tool a session calls first.
+        let explained_in = (self != Tool::DeviceContext).then(|| Tool::DeviceContext.name());
         schema.insert(
             "description".into(),
-            crate::schema_words::describe(&self.result_schema()).into(),
+            crate::schema_words::describe(&self.result_schema(), explained_in).into(),
         );
         schema
     }
@@ -333,7 +336,8 @@ fn arguments(schema: &JsonObject) -> Vec<Argument> {
 
 /// A type's root schema in the JSON Schema dialect MCP names (2020-12),
 /// without the top-level title and description (the Rust type's name and
-/// doc, which are noise to a model).
+/// doc, which are noise to a model) and without `$schema`: 2020-12 is what
+/// MCP assumes when it is absent, and every tool would repeat it.
 fn root_schema<T: JsonSchema>(settings: SchemaSettings) -> JsonObject {
     let schema = settings.into_generator().into_root_schema_for::<T>();
     let mut object = match Value::from(schema) {
@@ -343,6 +347,7 @@ fn root_schema<T: JsonSchema>(settings: SchemaSettings) -> JsonObject {
     };
     object.remove("title");
     object.remove("description");
+    object.remove("$schema");
     object
 }
 
@@ -444,7 +449,8 @@ mod tests {
 
     /// Every output schema is lean (see `output_schema`) and its words name
     /// every field of the tool's results, failures included, with the field's
-    /// own description.
+    /// own description there or, for the fields every tool shares, in
+    /// device_context's words.
     #[test]
     fn every_output_schema_is_lean_and_names_every_field_of_its_results() {
         fn each_field(schema: &Value, f: &mut dyn FnMut(&str, &Value)) {
@@ -468,13 +474,16 @@ mod tests {
             assert_eq!(schema["type"], json!("object"), "{tool:?}");
             assert_eq!(schema["required"], json!(["notes"]), "{tool:?}");
             let words = schema["description"].as_str().unwrap();
+            let first = Tool::DeviceContext.output_schema()["description"].clone();
+            let first = first.as_str().unwrap();
             let mut fields = 0;
             each_field(&Value::Object(tool.result_schema()), &mut |name, p| {
                 fields += 1;
                 let doc = p["description"].as_str().unwrap_or_default();
                 let doc = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+                let explained = format!("- {name} (");
                 assert!(
-                    words.contains(&format!("- {name} (")) && words.contains(&doc),
+                    words.contains(&explained) && (words.contains(&doc) || first.contains(&doc)),
                     "{tool:?}: {name} ({doc}) is not in:\n{words}"
                 );
             });
