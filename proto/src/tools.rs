@@ -469,7 +469,8 @@ mod tests {
         }
         for tool in Tool::ALL {
             let schema = tool.output_schema();
-            let keys: Vec<&str> = schema.keys().map(String::as_str).collect();
+            let mut keys: Vec<&str> = schema.keys().map(String::as_str).collect();
+            keys.sort_unstable();
             assert_eq!(keys, ["description", "required", "type"], "{tool:?}");
             assert_eq!(schema["type"], json!("object"), "{tool:?}");
             assert_eq!(schema["required"], json!(["notes"]), "{tool:?}");
