@@ -375,6 +375,32 @@ async fn the_initialize_era_negotiates_and_gets_the_daemons_instructions() {
 /// every one of them: a tool only one side knew would be listed and then
 /// refused as "no tool", or never listed. Each call here has no arguments,
 /// so it either runs or is refused for a missing argument, by the tool itself.
+/// `tools/list` shows the table's tools in the table's order, and a name
+/// the table lacks is refused with the names it has.
+#[tokio::test]
+async fn tools_are_listed_in_the_tables_order_and_an_unknown_one_is_named() {
+    let env = TestEnv::new();
+    let shim = Spawn::new(&env, env.home()).start().await;
+    let tools = shim.client.list_all_tools().await.expect("tools/list");
+    let listed: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    let table: Vec<&str> = berth_proto::tools::Tool::ALL
+        .iter()
+        .map(|t| t.name())
+        .collect();
+    assert_eq!(listed, table);
+    let e = shim
+        .client
+        .call_tool(CallToolRequestParams::new("rm".to_string()))
+        .await
+        .expect_err("rm is no tool")
+        .to_string();
+    assert!(
+        e.contains(r#"no tool "rm"; tools: device_context, use_workspace, "#),
+        "{e}"
+    );
+    shim.stop().await;
+}
+
 #[tokio::test]
 async fn every_listed_tool_is_one_the_daemon_dispatches() {
     let env = TestEnv::new();
