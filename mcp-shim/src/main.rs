@@ -8,6 +8,7 @@
 mod caller;
 mod link;
 mod server;
+mod tool_list;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -1,6 +1,7 @@
-//! The MCP side: the fixed tool list with real schemas (the table in
-//! `berth_proto::tools`, which the daemon dispatches on too), the handshake
-//! of both eras, and the translation of each call into one `CallTool` RPC.
+//! The MCP side: the fixed tool list (generated from the table in
+//! `berth_proto::tools`, which the daemon dispatches on too; see
+//! `tool_list`), the handshake of both eras, and the translation of each
+//! call into one `CallTool` RPC.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,15 +10,15 @@ use crate::link::{Link, NotRegistered};
 use berth_proto::paths::EnvCtx;
 use berth_proto::pb;
 use berth_proto::tool_results::{Failure, Reply, json_text};
-use berth_proto::tools::{Effect, Tool};
-use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
-use rmcp::handler::server::tool::ToolCallContext;
+use berth_proto::tools::Tool;
 use rmcp::model::{
-    CallToolResult, ContentBlock, DiscoverResult, Implementation, InitializeRequestParams,
-    InitializeResult, JsonObject, ServerCapabilities, ServerConfig, ToolAnnotations,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    DiscoverResult, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResultType, ServerCapabilities,
+    ServerConfig,
 };
 use rmcp::service::{RequestContext, ServerInitializeError};
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt, tool_handler};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
 /// How long the shim waits, after it started, for the client to say who it
 /// is before it registers the session anyway. Clients send `initialize` (or
@@ -90,15 +91,11 @@ pub async fn serve(caller: pb::Caller, client_session_id: String) -> Result<(), 
 #[derive(Clone)]
 pub struct Shim {
     link: Arc<Link>,
-    tool_router: ToolRouter<Shim>,
 }
 
 impl Shim {
     fn new(link: Arc<Link>) -> Shim {
-        Shim {
-            link,
-            tool_router: tool_router(),
-        }
+        Shim { link }
     }
 
     /// Remembers the client's identity from a request's context (the
@@ -184,49 +181,47 @@ fn result_of(tool: &str, reply: pb::CallToolReply) -> CallToolResult {
     result
 }
 
-/// Every tool of the table, each forwarding its calls to the daemon.
-fn tool_router() -> ToolRouter<Shim> {
-    let mut router = ToolRouter::new();
-    for tool in Tool::ALL {
-        router.add_route(ToolRoute::new_dyn(
-            definition(tool),
-            move |call: ToolCallContext<'_, Shim>| {
-                Box::pin(async move {
-                    let args = call.arguments.unwrap_or_default();
-                    let result = call
-                        .service
-                        .forward(tool.name(), args, &call.request_context)
-                        .await?;
-                    Ok(result.into())
-                })
-            },
-        ));
-    }
-    router
-}
-
-/// A tool as `tools/list` shows it: the table's name, description, schemas
-/// and effect.
-fn definition(tool: Tool) -> rmcp::model::Tool {
-    let annotations = match tool.effect() {
-        Effect::ReadOnly => ToolAnnotations::new().read_only(true),
-        Effect::Additive => ToolAnnotations::new().destructive(false),
-        Effect::Destructive { idempotent: false } => ToolAnnotations::new().destructive(true),
-        Effect::Destructive { idempotent: true } => {
-            ToolAnnotations::new().destructive(true).idempotent(true)
-        }
-    };
-    rmcp::model::Tool::new(
-        tool.name(),
-        tool.description(),
-        Arc::new(tool.input_schema()),
-    )
-    .with_raw_output_schema(Arc::new(tool.output_schema()))
-    .with_annotations(annotations.open_world(false))
-}
-
-#[tool_handler(router = self.tool_router)]
 impl ServerHandler for Shim {
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        // The list never changes, which the 2026-07-28 era can say.
+        let cache_hints = context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        Ok(ListToolsResult {
+            result_type: Some(ResultType::COMPLETE),
+            tools: crate::tool_list::tools().to_vec(),
+            meta: None,
+            next_cursor: None,
+            ttl_ms: cache_hints.then_some(0),
+            cache_scope: cache_hints.then_some(CacheScope::Public),
+        })
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        crate::tool_list::tools()
+            .iter()
+            .find(|t| t.name == name)
+            .cloned()
+    }
+
+    /// Every tool of the table forwards its calls to the daemon.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let Some(tool) = Tool::from_name(&request.name) else {
+            return Err(McpError::invalid_params(Tool::unknown(&request.name), None));
+        };
+        let args = request.arguments.unwrap_or_default();
+        let result = self.forward(tool.name(), args, &context).await?;
+        Ok(result.into())
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("berth-mcp", env!("CARGO_PKG_VERSION")))

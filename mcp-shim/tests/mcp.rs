@@ -375,6 +375,32 @@ async fn the_initialize_era_negotiates_and_gets_the_daemons_instructions() {
 /// every one of them: a tool only one side knew would be listed and then
 /// refused as "no tool", or never listed. Each call here has no arguments,
 /// so it either runs or is refused for a missing argument, by the tool itself.
+/// `tools/list` shows the table's tools in the table's order, and a name
+/// the table lacks is refused with the names it has.
+#[tokio::test]
+async fn tools_are_listed_in_the_tables_order_and_an_unknown_one_is_named() {
+    let env = TestEnv::new();
+    let shim = Spawn::new(&env, env.home()).start().await;
+    let tools = shim.client.list_all_tools().await.expect("tools/list");
+    let listed: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    let table: Vec<&str> = berth_proto::tools::Tool::ALL
+        .iter()
+        .map(|t| t.name())
+        .collect();
+    assert_eq!(listed, table);
+    let e = shim
+        .client
+        .call_tool(CallToolRequestParams::new("rm".to_string()))
+        .await
+        .expect_err("rm is no tool")
+        .to_string();
+    assert!(
+        e.contains(r#"no tool "rm"; tools: device_context, use_workspace, "#),
+        "{e}"
+    );
+    shim.stop().await;
+}
+
 #[tokio::test]
 async fn every_listed_tool_is_one_the_daemon_dispatches() {
     let env = TestEnv::new();
@@ -1674,7 +1700,9 @@ async fn a_session_is_not_counted_as_asked_before_a_result_went_out() {
 }
 
 /// Every tool declares an `outputSchema`, and every result, done or failed,
-/// validates against it; the text's JSON block is the structured content.
+/// validates against it and against the whole schema of its result types
+/// (which the lean `outputSchema` only describes in words); the text's JSON
+/// block is the structured content.
 #[tokio::test]
 async fn every_tool_has_an_output_schema_and_its_results_validate() {
     let env = TestEnv::new();
@@ -1693,7 +1721,10 @@ async fn every_tool_has_an_output_schema_and_its_results_validate() {
         let schema = Value::Object(schema.as_ref().clone());
         let v = jsonschema::validator_for(&schema)
             .unwrap_or_else(|e| panic!("{}: not a valid schema: {e}", tool.name));
-        validators.insert(tool.name.to_string(), v);
+        let table = berth_proto::tools::Tool::from_name(&tool.name).unwrap();
+        let whole = jsonschema::validator_for(&Value::Object(table.result_schema()))
+            .unwrap_or_else(|e| panic!("{}: not a valid result schema: {e}", tool.name));
+        validators.insert(tool.name.to_string(), (v, whole));
     }
     let calls = [
         ("device_context", json!({})),
@@ -1721,8 +1752,10 @@ async fn every_tool_has_an_output_schema_and_its_results_validate() {
             .structured_content
             .clone()
             .unwrap_or_else(|| panic!("{tool} {args}: no structured content"));
-        let errors: Vec<String> = validators[tool]
+        let (declared, whole) = &validators[tool];
+        let errors: Vec<String> = declared
             .iter_errors(&structured)
+            .chain(whole.iter_errors(&structured))
             .map(|e| e.to_string())
             .collect();
         assert!(

@@ -22,8 +22,8 @@ fn has_interpreter(path: &std::path::Path) -> bool {
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[test]
-fn berth_and_the_hook_are_linked_static_so_no_loader_runs() {
-    for name in ["berth", "berth-hook"] {
+fn berth_the_hook_and_the_mcp_shim_are_linked_static_so_no_loader_runs() {
+    for name in ["berth", "berth-hook", "berth-mcp"] {
         let path = berth_tests::bin(name);
         assert!(
             !has_interpreter(&path),
@@ -32,6 +32,6 @@ fn berth_and_the_hook_are_linked_static_so_no_loader_runs() {
             path.display()
         );
     }
-    // The long-lived ones keep the ordinary link.
+    // The daemon keeps the ordinary link.
     assert!(has_interpreter(&berth_tests::bin("berthd")));
 }
