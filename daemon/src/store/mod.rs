@@ -5,7 +5,9 @@
 //! writer keeps every write serial. A registry rule that spans rows (roots
 //! that overlap, one home per folder, unique names, an active workspace that
 //! exists) is decided inside the write it guards, through [`Store::write`]. Writes use `synchronous=FULL` in WAL mode,
-//! so a write that was answered survives a crash of the daemon or the machine.
+//! so a write that was answered survives a crash of the daemon or the machine. The one
+//! exception is a session's registration, which a power cut may take back together with the
+//! session itself (docs/decisions/0031-a-sessions-registration-does-not-wait-for-the-disk.md).
 //! A database that is not berth's, is damaged or is newer than this build is
 //! reported and left exactly as it was: it is checked read-only before
 //! anything writes to it.
@@ -261,6 +263,20 @@ impl Store {
         f(&mut conn)
     }
 
+    /// [`Store::with`] under `synchronous=NORMAL`: what `f` commits is atomic, seen by every
+    /// later read and kept across a crash of the daemon, and reaches the disk with the next
+    /// durable write or checkpoint. `FULL` is back before the connection is let go.
+    fn with_relaxed_sync<T>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let out = f(&mut conn);
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        out
+    }
+
     /// Runs `decide` in one write transaction (`BEGIN IMMEDIATE`) and commits
     /// what it wrote when it returns `Ok`; an `Err` writes nothing.
     ///
@@ -346,9 +362,12 @@ impl Store {
         self.with(|c| Ok(c.execute("DELETE FROM settings WHERE key = ?1", [key])? > 0))
     }
 
-    /// Registers a session, or re-opens one a restarted daemon lost.
+    /// Registers a session, or re-opens one a restarted daemon lost. Committed without waiting
+    /// for the disk: the row lives as long as its process, which a power cut ends too, and every
+    /// session start would otherwise wait on an fsync
+    /// (docs/decisions/0031-a-sessions-registration-does-not-wait-for-the-disk.md).
     pub fn upsert_session(&self, s: &NewSession<'_>) -> Result<(), StoreError> {
-        self.with(|c| {
+        self.with_relaxed_sync(|c| {
             c.execute(
                 "INSERT INTO sessions (id, cwd, client_name, client_version, client_session_id,
                                        workspace, reason, project, started_at, ended_at, pid,
@@ -961,5 +980,63 @@ mod tests {
         std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
         let err = Store::open(&path).err().expect("refused");
         assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod relaxed_sync_tests {
+    use super::*;
+
+    fn synchronous(store: &Store) -> i64 {
+        store
+            .with(|c| Ok(c.pragma_query_value(None, "synchronous", |r| r.get(0))?))
+            .unwrap()
+    }
+
+    fn session(id: &str) -> NewSession<'_> {
+        NewSession {
+            id,
+            cwd: Path::new("/tmp/x"),
+            client_name: "test",
+            client_version: "1",
+            client_session_id: "",
+            workspace: "default",
+            reason: "active",
+            project: None,
+            pid: None,
+        }
+    }
+
+    const FULL: i64 = 2;
+
+    #[test]
+    fn a_session_registration_is_committed_and_leaves_writes_durable() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("berth.db");
+        let store = Store::open(&path).unwrap();
+        store.upsert_session(&session("00112233aabbccdd")).unwrap();
+        assert_eq!(
+            synchronous(&store),
+            FULL,
+            "later writes must wait for the disk again"
+        );
+        drop(store);
+        let store = Store::open(&path).unwrap();
+        let ids: Vec<String> = store
+            .sessions()
+            .unwrap()
+            .into_iter()
+            .map(|s| s.id)
+            .collect();
+        assert_eq!(ids, ["00112233aabbccdd"]);
+    }
+
+    #[test]
+    fn a_refused_registration_also_leaves_writes_durable() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("berth.db")).unwrap();
+        store.close_writes();
+        assert!(store.upsert_session(&session("00112233aabbccdd")).is_err());
+        assert_eq!(synchronous(&store), FULL);
     }
 }
