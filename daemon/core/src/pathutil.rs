@@ -16,6 +16,23 @@ pub fn is_strict_ancestor(ancestor: &Path, of: &Path) -> bool {
     is_within(of, ancestor) && depth(of) > depth(ancestor)
 }
 
+/// [`is_strict_ancestor`] for two paths already in normal form ([`normalized`]), by bytes: a
+/// prefix that ends at a `/`. Every walk asks it of each folder and each home, and comparing
+/// components parses both paths each time.
+pub fn is_strict_ancestor_normal(ancestor: &Path, of: &Path) -> bool {
+    let (a, o) = (
+        ancestor.as_os_str().as_encoded_bytes(),
+        of.as_os_str().as_encoded_bytes(),
+    );
+    if !(a.starts_with(b"/") && o.starts_with(b"/")) || o.split(|b| *b == b'/').any(|s| s == b"..")
+    {
+        // Neither relative paths nor `..` come from a walk (its paths are canonical); the
+        // component-wise form says what they mean.
+        return is_strict_ancestor(ancestor, of);
+    }
+    o.len() > a.len() && o.starts_with(a) && (a == b"/" || o[a.len()] == b'/')
+}
+
 /// The number of normal (named) components: `/` is 0, `/home/u` is 2.
 pub fn depth(path: &Path) -> usize {
     path.components()
@@ -161,6 +178,25 @@ mod tests {
             );
             if matches!(fast, Cow::Borrowed(_)) {
                 proptest::prop_assert_eq!(fast.as_os_str(), path.as_os_str());
+            }
+        }
+
+        /// Between normal forms, the byte-wise ancestry answers exactly as the component-wise.
+        #[test]
+        fn strict_ancestry_by_bytes_matches_components(
+            a in "[/.ab]{0,8}",
+            b in "[/.ab]{0,10}",
+        ) {
+            let (a, b) = (normalize(Path::new(&a)), normalize(Path::new(&b)));
+            // Also a prefix of `b`, so that ancestors come up often.
+            let cut = b.as_os_str().len() / 2;
+            let prefix = normalize(Path::new(&b.to_string_lossy()[..cut]));
+            for ancestor in [&a, &prefix] {
+                proptest::prop_assert_eq!(
+                    is_strict_ancestor_normal(ancestor, &b),
+                    is_strict_ancestor(ancestor, &b),
+                    "{:?} of {:?}", ancestor, b
+                );
             }
         }
     }

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::pathutil::{is_strict_ancestor, normalized};
+use crate::pathutil::{is_strict_ancestor_normal, normalized};
 
 /// Where a walk stopped, and why. The walk stops *before* this folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,13 +66,17 @@ fn guard_normal(dir: &Path, homes: &[PathBuf], normal_homes: &[Cow<'_, Path>]) -
     }
     // Being a home is checked across all homes first: a home that is also an ancestor of another
     // (an odd setup) reads better as "a home".
-    if normal_homes.iter().any(|home| home.as_ref() == dir) {
+    // Both in normal form: the same folder is the same bytes.
+    if normal_homes
+        .iter()
+        .any(|home| home.as_os_str() == dir.as_os_str())
+    {
         return Some(Stop::Home(dir.to_path_buf()));
     }
     homes
         .iter()
         .zip(normal_homes)
-        .find(|(_, normal)| is_strict_ancestor(dir, normal))
+        .find(|(_, normal)| is_strict_ancestor_normal(dir, normal))
         .map(|(home, _)| Stop::AncestorOfHome {
             dir: dir.to_path_buf(),
             home: home.clone(),
