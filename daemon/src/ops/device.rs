@@ -161,6 +161,12 @@ impl Device {
         }
     }
 
+    /// The user's home, the only home of a caller without an extra one (borrowed: a
+    /// resolution from memory allocates as little as it can).
+    pub(crate) fn own_homes(&self) -> &[PathBuf] {
+        self.home.as_slice()
+    }
+
     /// The homes every walk stops at: the user's, and the caller's extra one.
     pub(crate) fn homes(&self, extra_home: Option<&Path>) -> Vec<PathBuf> {
         let mut homes: Vec<PathBuf> = self.home.iter().cloned().collect();

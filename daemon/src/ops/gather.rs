@@ -5,8 +5,9 @@
 //! **Architecture Invariant:** this is the only place resolution meets I/O;
 //! `resolve`, `walk`, `claim` and `explain` never touch the disk.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use berth_proto::codes::Code;
 
@@ -16,6 +17,7 @@ use crate::ops::device::Device;
 use berth_core::explain::Explanation;
 use berth_core::fsview::WalkStep;
 use berth_core::fsview::look_along;
+use berth_core::pathutil::normalized;
 use berth_core::registry::Registry;
 use berth_core::resolve::{Answer, Facts, Mode, resolve};
 use berth_core::walk::{Stop, walk_plan};
@@ -79,11 +81,11 @@ impl Device {
             // Its canonical spelling is not known without the disk.
             return None;
         }
-        let directory = plain_absolute(&caller.absolute(path))?;
+        let directory = plain_absolute(caller.absolute(path))?;
         if !self.fs().knows_canonical_dir(&directory) {
             return None;
         }
-        let plan = walk_plan(&directory, &self.homes(None));
+        let plan = walk_plan(&directory, self.own_homes());
         Some(Gathered {
             walk: self.fs().look_along_in_memory(plan.dirs)?,
             stop: plan.stop,
@@ -176,12 +178,21 @@ impl Device {
     }
 }
 
-/// `path` as a plain absolute path (only the root and names: no `.`, `..` or prefix), with
-/// repeated and trailing slashes dropped, and no longer than a path may be; `None` otherwise.
-fn plain_absolute(path: &Path) -> Option<PathBuf> {
-    use std::path::Component::{Normal, RootDir};
-    let plain = path.is_absolute()
-        && path.as_os_str().len() <= 4096
-        && path.components().all(|c| matches!(c, RootDir | Normal(_)));
-    plain.then(|| path.components().collect())
+/// `path` as a plain absolute path (only the root and names: no `..`), with `.`, repeated and
+/// trailing slashes dropped, and no longer than a path may be; `None` otherwise.
+fn plain_absolute(path: PathBuf) -> Option<PathBuf> {
+    if !path.is_absolute() || path.as_os_str().len() > 4096 {
+        return None;
+    }
+    let normal = normalized(&path);
+    let dotdot = normal
+        .as_os_str()
+        .as_encoded_bytes()
+        .split(|b| *b == b'/')
+        .any(|segment| segment == b"..");
+    match normal {
+        _ if dotdot => None,
+        Cow::Borrowed(_) => Some(path),
+        Cow::Owned(plain) => Some(plain),
+    }
 }
