@@ -232,6 +232,22 @@ impl Generator {
         std::os::unix::fs::symlink(target, &tmp).is_ok() && std::fs::rename(&tmp, at).is_ok()
     }
 
+    /// Renames `dir` (with its subtree) to a fresh name under another folder; its new path.
+    fn move_aside(&mut self, dir: &Path) -> Option<PathBuf> {
+        let parent = self.random_dir();
+        if dir == self.tree || parent.starts_with(dir) {
+            return None;
+        }
+        let to = parent.join(self.fresh_name());
+        std::fs::rename(dir, &to).ok()?;
+        for d in &mut self.dirs {
+            if let Ok(rest) = d.strip_prefix(dir) {
+                *d = to.join(rest);
+            }
+        }
+        Some(to)
+    }
+
     fn fresh_name(&mut self) -> String {
         self.serial += 1;
         format!("d{}", self.serial)
@@ -269,17 +285,7 @@ impl Generator {
             4 | 5 => {
                 // Rename a folder (with its subtree) under another parent, or over a name a
                 // folder just vacated.
-                let parent = self.random_dir();
-                if dir != self.tree && !parent.starts_with(&dir) {
-                    let to = parent.join(self.fresh_name());
-                    if std::fs::rename(&dir, &to).is_ok() {
-                        for d in &mut self.dirs {
-                            if let Ok(rest) = d.strip_prefix(&dir) {
-                                *d = to.join(rest);
-                            }
-                        }
-                    }
-                }
+                let _ = self.move_aside(&dir);
             }
             6..=8 => {
                 let _ = std::fs::create_dir(&berth);
@@ -330,23 +336,14 @@ impl Generator {
             18 => {
                 // A folder the cache knows by name becomes a link: moved aside, and a link in
                 // its place (to itself under its new name, or to another folder).
-                let parent = self.random_dir();
-                if dir != self.tree && !parent.starts_with(&dir) {
-                    let moved = parent.join(self.fresh_name());
-                    if std::fs::rename(&dir, &moved).is_ok() {
-                        for d in &mut self.dirs {
-                            if let Ok(rest) = d.strip_prefix(&dir) {
-                                *d = moved.join(rest);
-                            }
-                        }
-                        let target = if self.rng.below(2) == 0 {
-                            moved
-                        } else {
-                            self.random_dir()
-                        };
-                        if self.link(&target, &dir) {
-                            self.links.push(dir);
-                        }
+                if let Some(moved) = self.move_aside(&dir) {
+                    let target = if self.rng.below(2) == 0 {
+                        moved
+                    } else {
+                        self.random_dir()
+                    };
+                    if self.link(&target, &dir) {
+                        self.links.push(dir);
                     }
                 }
             }
