@@ -259,6 +259,9 @@ pub struct LookupCache {
     to_worker: mpsc::Sender<WorkerMsg>,
     clock: AtomicU64,
     tokens: AtomicU64,
+    /// Moves on every change to the entries (taken with the write lock, before the change): an
+    /// answer computed from entries at one generation is still what they say at the same one.
+    generation: AtomicU64,
     watch_count: AtomicUsize,
     hits: AtomicU64,
     misses: AtomicU64,
@@ -316,6 +319,7 @@ impl LookupCache {
             to_worker: tx,
             clock: AtomicU64::new(0),
             tokens: AtomicU64::new(0),
+            generation: AtomicU64::new(0),
             watch_count: AtomicUsize::new(0),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
@@ -362,7 +366,16 @@ impl LookupCache {
     }
 
     fn write_entries(&self) -> std::sync::RwLockWriteGuard<'_, Entries> {
-        self.entries.write().unwrap_or_else(|p| p.into_inner())
+        let entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        entries
+    }
+
+    /// The entries' generation: equal at two moments, nothing was added, changed or dropped in
+    /// between.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     fn lock_watches(&self) -> MutexGuard<'_, WatchTable> {

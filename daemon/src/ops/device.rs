@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use crate::cache::{CacheConfig, LookupCache};
 use crate::error::BerthError;
+use crate::ops::answers::Answers;
 use crate::ops::live::Sessions;
 use crate::pool::Pool;
 use crate::store::{Store, StoreError};
@@ -38,6 +39,8 @@ pub struct Device {
     /// Held by `workspace use` from writing the project file until its
     /// registry write is done (see `use_workspace`).
     project_files: Mutex<()>,
+    /// Resolutions from memory, kept while the cache and the registry stay as they were.
+    answers: Answers,
 }
 
 impl Device {
@@ -69,6 +72,7 @@ impl Device {
             sessions: Sessions::default(),
             pool: Pool::default(),
             project_files: Mutex::new(()),
+            answers: Answers::default(),
         })
     }
 
@@ -100,6 +104,11 @@ impl Device {
     /// The sessions connected to this daemon.
     pub(crate) fn sessions(&self) -> &Sessions {
         &self.sessions
+    }
+
+    /// Resolutions from memory, kept while the cache and the registry stay as they were.
+    pub(crate) fn answers(&self) -> &Answers {
+        &self.answers
     }
 
     /// Where blocking work runs.

@@ -81,7 +81,11 @@ impl Device {
             // Its canonical spelling is not known without the disk.
             return None;
         }
-        let directory = plain_absolute(caller.absolute(path))?;
+        self.gather_dir_in_memory(plain_absolute(caller.absolute(path))?)
+    }
+
+    /// [`Device::gather_in_memory`] for a plain absolute `directory`.
+    fn gather_dir_in_memory(&self, directory: PathBuf) -> Option<Gathered> {
         if !self.fs().knows_canonical_dir(&directory) {
             return None;
         }
@@ -133,12 +137,27 @@ impl Device {
         argument: Option<&str>,
         mode: Mode,
     ) -> Option<Result<Answer, BerthError>> {
-        let gathered = self.gather_in_memory(caller, path)?;
+        if caller.extra_home.is_some() {
+            return None;
+        }
+        // Read before anything else: a change to the cache after this moves the generation, so
+        // an answer kept below is never given for entries that changed while it was computed.
+        let generation = self.fs().generation();
         let registry = self.registry();
-        Some(
-            resolve(&gathered.facts(&registry, caller, argument, mode))
-                .map_err(|e| BerthError::not_found(e.to_string())),
-        )
+        let directory = plain_absolute(caller.absolute(path))?;
+        // Without a pin, the folder and the mode alone decide the answer.
+        let unpinned = argument.is_none() && caller.env_workspace.is_none();
+        if unpinned
+            && let Some(answer) = self.answers().get(&directory, mode, generation, &registry)
+        {
+            return Some(Ok(answer));
+        }
+        let gathered = self.gather_dir_in_memory(directory)?;
+        let answer = resolve(&gathered.facts(&registry, caller, argument, mode));
+        if unpinned && let Ok(a) = &answer {
+            self.answers().put(mode, a, generation, registry.clone());
+        }
+        Some(answer.map_err(|e| BerthError::not_found(e.to_string())))
     }
 
     /// The resolution together with the walk drawn for a person.

@@ -3,6 +3,7 @@
 //! `BerthError`, never protocol types. Blocking work: the server runs every operation on the
 //! pool.
 
+pub(crate) mod answers;
 pub(crate) mod caller;
 pub(crate) mod device;
 pub(crate) mod diagnose;
