@@ -24,8 +24,7 @@ pub fn is_strict_ancestor_normal(ancestor: &Path, of: &Path) -> bool {
         ancestor.as_os_str().as_encoded_bytes(),
         of.as_os_str().as_encoded_bytes(),
     );
-    if !(a.starts_with(b"/") && o.starts_with(b"/")) || o.split(|b| *b == b'/').any(|s| s == b"..")
-    {
+    if !(a.starts_with(b"/") && o.starts_with(b"/")) || has_dotdot(of) {
         // Neither relative paths nor `..` come from a walk (its paths are canonical); the
         // component-wise form says what they mean.
         return is_strict_ancestor(ancestor, of);
@@ -42,7 +41,11 @@ pub fn depth(path: &Path) -> usize {
 
 /// True when any component is `..`.
 pub fn has_dotdot(path: &Path) -> bool {
-    path.components().any(|c| c == Component::ParentDir)
+    // By bytes: a `..` component is a `..` between slashes, and the hot path asks this.
+    path.as_os_str()
+        .as_encoded_bytes()
+        .split(|b| *b == b'/')
+        .any(|segment| segment == b"..")
 }
 
 /// Removes `.` components, lexically. `..` is kept: resolving it without the filesystem would be

@@ -17,7 +17,7 @@ use crate::ops::device::Device;
 use berth_core::explain::Explanation;
 use berth_core::fsview::WalkStep;
 use berth_core::fsview::look_along;
-use berth_core::pathutil::normalized;
+use berth_core::pathutil::{has_dotdot, normalized};
 use berth_core::registry::Registry;
 use berth_core::resolve::{Answer, Facts, Mode, resolve};
 use berth_core::walk::{Stop, walk_plan};
@@ -72,20 +72,12 @@ impl Device {
         })
     }
 
-    /// [`Device::gather`] from memory alone, or `None` when the disk must be read: `path` must be
-    /// a folder the lookup cache knows as canonical, and every folder of its walk must have a
-    /// watched entry (docs/decisions/0025-resolving-from-memory.md). Never touches the disk, so
-    /// it runs on the async worker that received the request, without the pool's hop.
-    pub fn gather_in_memory(&self, caller: &Caller, path: &str) -> Option<Gathered> {
-        if caller.extra_home.is_some() {
-            // Its canonical spelling is not known without the disk.
-            return None;
-        }
-        self.gather_dir_in_memory(plain_absolute(caller.absolute(path))?)
-    }
-
-    /// [`Device::gather_in_memory`] for a plain absolute `directory`.
-    fn gather_dir_in_memory(&self, directory: PathBuf) -> Option<Gathered> {
+    /// [`Device::gather`] from memory alone, or `None` when the disk must be read: `directory`
+    /// (plain and absolute) must be a folder the lookup cache knows as canonical, and every
+    /// folder of its walk must have a watched entry (docs/decisions/0025-resolving-from-memory.md).
+    /// Never touches the disk, so it runs on the async worker that received the request, without
+    /// the pool's hop.
+    fn gather_in_memory(&self, directory: PathBuf) -> Option<Gathered> {
         if !self.fs().knows_canonical_dir(&directory) {
             return None;
         }
@@ -129,7 +121,8 @@ impl Device {
             .map_err(|e| BerthError::not_found(e.to_string()))
     }
 
-    /// [`Device::resolve`] answered from memory, when [`Device::gather_in_memory`] can gather.
+    /// [`Device::resolve`] answered from memory, when [`Device::gather_in_memory`] can gather
+    /// (a caller with an extra home never can: its canonical spelling needs the disk).
     pub fn resolve_in_memory(
         &self,
         caller: &Caller,
@@ -152,7 +145,7 @@ impl Device {
         {
             return Some(Ok(answer));
         }
-        let gathered = self.gather_dir_in_memory(directory)?;
+        let gathered = self.gather_in_memory(directory)?;
         let answer = resolve(&gathered.facts(&registry, caller, argument, mode));
         if unpinned && let Ok(a) = &answer {
             self.answers().put(mode, a, generation, registry.clone());
@@ -204,13 +197,8 @@ fn plain_absolute(path: PathBuf) -> Option<PathBuf> {
         return None;
     }
     let normal = normalized(&path);
-    let dotdot = normal
-        .as_os_str()
-        .as_encoded_bytes()
-        .split(|b| *b == b'/')
-        .any(|segment| segment == b"..");
     match normal {
-        _ if dotdot => None,
+        _ if has_dotdot(&normal) => None,
         Cow::Borrowed(_) => Some(path),
         Cow::Owned(plain) => Some(plain),
     }
