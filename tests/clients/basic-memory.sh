@@ -29,26 +29,11 @@ set -uo pipefail
 LIMIT=180
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 WORK=$(mktemp -d /tmp/berth-basic-memory.XXXXXX)
-PASSED=0
-FAILED=0
-OWN_DAEMON=
+source "$ROOT/tests/clients/lib.sh"
 
-cleanup() {
-    # Only once the throwaway environment is in place: before that, `berth
-    # daemon stop` would stop the user's own daemon.
-    [ -n "$OWN_DAEMON" ] && timeout 20 berth daemon stop >/dev/null 2>&1
-    if [ "${BERTH_BM_KEEP:-}" = 1 ]; then
-        echo "work folder kept: $WORK"
-    else
-        rm -rf "$WORK"
-    fi
-}
+cleanup() { end_throwaway "${BERTH_BM_KEEP:-}"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-ok() { echo "ok   $1"; PASSED=$((PASSED + 1)); }
-fail() { echo "FAIL $1: $2"; FAILED=$((FAILED + 1)); }
-die() { echo "error: $1" >&2; exit 1; }
 
 new_enough() { "$1" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; }
 
@@ -83,18 +68,9 @@ BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug"
 
 # --- The throwaway user --------------------------------------------------------
 
-export HOME="$WORK/home"
-export XDG_CONFIG_HOME="$HOME/.config" XDG_DATA_HOME="$HOME/.local/share"
-export XDG_STATE_HOME="$HOME/.local/state" XDG_CACHE_HOME="$HOME/.cache"
-export XDG_RUNTIME_DIR="$WORK/run"
-export BERTH_DATA_DIR="$XDG_DATA_HOME/berth"
-export BERTH_SOCKET="$XDG_RUNTIME_DIR/berth/berthd.sock"
-unset BERTH_WORKSPACE BERTH_EXTRA_HOME BERTH_CWD BERTH_DAEMON BERTH_LOG CLAUDE_PROJECT_DIR
+throwaway_user
+unset CLAUDE_PROJECT_DIR
 export PATH="$BIN:$VENV/bin:$PATH"
-export NO_COLOR=1
-mkdir -p "$HOME" "$XDG_RUNTIME_DIR"
-chmod 700 "$XDG_RUNTIME_DIR"
-OWN_DAEMON=1
 
 # Two projects approved for two workspaces, and a clone proposing one of them.
 mkdir -p "$WORK/src/shop/.git" "$WORK/src/blog/.git" "$WORK/src/clone/.berth" "$WORK/src/clone/.git"

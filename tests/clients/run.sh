@@ -35,30 +35,17 @@ LIMIT=${BERTH_CLIENTS_TIMEOUT:-120}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 FAKE_MODEL="$ROOT/tests/clients/fake_model.py"
 WORK=$(mktemp -d /tmp/berth-clients.XXXXXX)
-PASSED=0
-FAILED=0
+source "$ROOT/tests/clients/lib.sh"
 MODEL_PID=
 CHILD=
-OWN_DAEMON=
 
 cleanup() {
     [ -n "$CHILD" ] && kill -KILL -- "-$CHILD" 2>/dev/null
     [ -n "$MODEL_PID" ] && kill "$MODEL_PID" 2>/dev/null
-    # Only once the throwaway environment is in place: before that, `berth
-    # daemon stop` would stop the user's own daemon.
-    [ -n "$OWN_DAEMON" ] && timeout 20 berth daemon stop >/dev/null 2>&1
-    if [ "${BERTH_CLIENTS_KEEP:-}" = 1 ]; then
-        echo "work folder kept: $WORK"
-    else
-        rm -rf "$WORK"
-    fi
+    end_throwaway "${BERTH_CLIENTS_KEEP:-}"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-ok() { echo "ok   $1"; PASSED=$((PASSED + 1)); }
-fail() { echo "FAIL $1: $2"; FAILED=$((FAILED + 1)); }
-die() { echo "error: $1" >&2; exit 1; }
 
 # Runs a command in its own process group, bounded by LIMIT seconds, with
 # stdout and stderr in $1.out and $1.err; whatever it leaves running in its
@@ -167,23 +154,11 @@ LIMIT=600 bounded "$WORK/npm" npm install --prefix "$PREFIX" --no-audit --no-fun
 
 # --- The throwaway user --------------------------------------------------------
 
-export HOME="$WORK/home"
-export XDG_CONFIG_HOME="$HOME/.config" XDG_DATA_HOME="$HOME/.local/share"
-export XDG_STATE_HOME="$HOME/.local/state" XDG_CACHE_HOME="$HOME/.cache"
-export XDG_RUNTIME_DIR="$WORK/run"
-# The data folder a stripped server derives from HOME alone, so a client that
-# passes neither BERTH_* nor XDG_* still finds this daemon through its record.
-export BERTH_DATA_DIR="$XDG_DATA_HOME/berth"
-export BERTH_SOCKET="$XDG_RUNTIME_DIR/berth/berthd.sock"
-unset BERTH_WORKSPACE BERTH_EXTRA_HOME BERTH_CWD BERTH_DAEMON BERTH_LOG
+throwaway_user
 unset CODEX_HOME CLAUDE_CONFIG_DIR COPILOT_HOME ANTHROPIC_API_KEY ANTHROPIC_BASE_URL
 unset OPENAI_API_KEY OPENAI_BASE_URL GITHUB_TOKEN GH_TOKEN COPILOT_GITHUB_TOKEN
 export PATH="$BIN:$PREFIX/node_modules/.bin:$PATH"
-export NO_COLOR=1
-mkdir -p "$HOME" "$XDG_RUNTIME_DIR"
-chmod 700 "$XDG_RUNTIME_DIR"
 HOOK_LOG="$XDG_STATE_HOME/berth/berth-hook.log"
-OWN_DAEMON=1
 
 # A project whose file proposes a workspace this device never approved: the
 # situation in which a session must ask the user once.
