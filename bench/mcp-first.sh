@@ -26,6 +26,3 @@ echo "client: python mcp $("$venv/bin/python" -c 'import importlib.metadata as m
 BERTH_LOG=warn "$venv/bin/python" "$root/bench/mcp-first.py" "${RUNS:-100}" "$proj" \
   "berth-mcp=$bin/berth-mcp" "floor=$floor"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-# What the client spends on each outputSchema before a tool's first result
-# (docs/decisions/0030-lean-output-schemas.md): goal under 0.6 ms per tool.
-BERTH_LOG=warn "$venv/bin/python" "$root/bench/schema-check.py" 5 "$proj" "berth-mcp=$bin/berth-mcp"

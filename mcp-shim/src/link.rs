@@ -82,6 +82,9 @@ pub struct Link {
     instructions: std::sync::Mutex<Option<String>>,
     /// Why the last registration failed; `None` once one succeeded.
     not_registered: std::sync::Mutex<Option<NotRegistered>>,
+    /// True once the handshake can be answered: the daemon gave the
+    /// instructions, or said why the session cannot register.
+    settled: watch::Sender<bool>,
 }
 
 impl Link {
@@ -99,6 +102,7 @@ impl Link {
             }),
             instructions: std::sync::Mutex::new(None),
             not_registered: std::sync::Mutex::new(None),
+            settled: watch::Sender::new(false),
         }
     }
 
@@ -125,6 +129,56 @@ impl Link {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// Waits until the handshake can be answered: the instructions are
+    /// known, or why the session cannot register.
+    pub async fn settled(&self) {
+        let mut rx = self.settled.subscribe();
+        let _ = rx.wait_for(|settled| *settled).await;
+    }
+
+    /// Asks the daemon for the server instructions alongside the
+    /// registration, so the client's handshake does not wait for the
+    /// session to be recorded (docs/decisions/0032-the-handshake-does-not-wait-for-the-registration.md).
+    /// The daemon checks the session's directory first: its refusal is
+    /// remembered as the registration's would be. Any other failure is left
+    /// for the registration to report.
+    pub async fn greet(&self) {
+        let call = {
+            let st = self.state.lock().await;
+            let Some(conn) = st.conn.as_ref() else {
+                return;
+            };
+            let req = pb::SessionInstructionsRequest {
+                caller: Some(self.caller.clone()),
+            };
+            conn.alongside(move |mut c| async move { c.session_instructions(req).await })
+        };
+        let reply = call.await;
+        {
+            let mut known = self.instructions.lock().unwrap_or_else(|p| p.into_inner());
+            match reply {
+                Ok(reply) => {
+                    known.get_or_insert(reply.instructions);
+                }
+                // An older daemon is replaced by the registration, which
+                // then gives the instructions itself.
+                Err(e) if e.code().is_some_and(|c| c != Code::DaemonOutdated) => {
+                    if known.is_none() {
+                        *self
+                            .not_registered
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner()) = Some(NotRegistered::of(&e));
+                    }
+                }
+                Err(e) => {
+                    tracing::debug!("no instructions ahead of the registration: {e}");
+                    return;
+                }
+            }
+        }
+        self.settled.send_replace(true);
     }
 
     /// Why the last registration failed, if it did.
@@ -175,6 +229,7 @@ impl Link {
             .not_registered
             .lock()
             .unwrap_or_else(|p| p.into_inner()) = registered.as_ref().err().map(NotRegistered::of);
+        self.settled.send_replace(true);
         registered
     }
 

@@ -57,16 +57,20 @@ fn instructions(from_daemon: Option<String>, failure: Option<NotRegistered>) -> 
 /// Runs the MCP server on stdio until the client goes away.
 pub async fn serve(caller: pb::Caller, client_session_id: String) -> Result<(), String> {
     let link = Arc::new(Link::new(EnvCtx::from_process(), caller, client_session_id));
-    // Pin at startup: connect now (starting the daemon when needed) and
-    // register as soon as the client said who it is, or after a short grace.
+    // Pin at startup: connect now (starting the daemon when needed) and, as
+    // soon as the client said who it is (or after a short grace), register
+    // and ask for the handshake's instructions, both at once.
     tokio::spawn({
         let link = link.clone();
         async move {
             link.warm().await;
             link.client_known_within(CLIENT_INFO_GRACE).await;
-            if let Err(e) = link.ensure().await {
-                tracing::warn!("cannot register the session with berthd: {e}");
-            }
+            let register = async {
+                if let Err(e) = link.ensure().await {
+                    tracing::warn!("cannot register the session with berthd: {e}");
+                }
+            };
+            tokio::join!(link.greet(), register);
         }
     });
     let service = match Shim::new(link).serve(rmcp::transport::stdio_pipes()).await {
@@ -103,12 +107,6 @@ impl Shim {
     fn note_client(&self, ctx: &RequestContext<RoleServer>) {
         if let Some(info) = ctx.client_info() {
             self.link.set_client(&info.name, &info.version);
-        }
-    }
-
-    async fn register(&self) {
-        if let Err(e) = self.link.ensure().await {
-            tracing::warn!("cannot register the session with berthd: {e}");
         }
     }
 
@@ -239,8 +237,9 @@ impl ServerHandler for Shim {
         context.peer.set_peer_info(request.clone());
         self.link
             .set_client(&request.client_info.name, &request.client_info.version);
-        // The instructions come from the registration.
-        self.register().await;
+        // The instructions come from the daemon, ahead of the registration
+        // or with it; the first tool call waits for the registration.
+        self.link.settled().await;
         self.negotiate_initialize(&request)
     }
 
@@ -249,7 +248,7 @@ impl ServerHandler for Shim {
         context: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, McpError> {
         self.note_client(&context);
-        self.register().await;
+        self.link.settled().await;
         Ok(DiscoverResult::from_server_info(
             self.supported_protocol_versions().into_owned(),
             self.get_info(),

@@ -1,7 +1,7 @@
 //! The tool list `tools/list` answers, computed once when the code changes
 //! rather than on every start: `tools.json` beside this file holds each tool
-//! of the table in `berth_proto::tools` with its name, description, schemas
-//! and annotations. Generating the schemas with schemars took about 40% of
+//! of the table in `berth_proto::tools` with its name, description, input
+//! schema and annotations. Generating the schemas with schemars took about 40% of
 //! the shim's instructions to its first result; parsing this file takes a
 //! fraction of that (docs/benchmarks.md, "MCP spawn → first tool result").
 //!
@@ -47,12 +47,12 @@ mod tests {
                 ToolAnnotations::new().destructive(true).idempotent(true)
             }
         };
+        // No output schema: docs/decisions/0033-tools-declare-no-output-schema.md.
         Tool::new(
             tool.name(),
             tool.description(),
             Arc::new(tool.input_schema()),
         )
-        .with_raw_output_schema(Arc::new(tool.output_schema()))
         .with_annotations(annotations.open_world(false))
     }
 

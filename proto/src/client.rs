@@ -304,6 +304,29 @@ impl Connection {
         }
     }
 
+    /// One RPC on a clone of this connection's channel, to run while
+    /// another call holds the connection (HTTP/2 carries both at once). The
+    /// returned future owns what it needs. Unlike [`Connection::call`], an
+    /// outdated daemon is not replaced: its error is returned.
+    pub fn alongside<T, F, Fut>(
+        &self,
+        rpc: F,
+    ) -> impl Future<Output = Result<T, ClientError>> + Send + 'static
+    where
+        F: FnOnce(Client) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>> + Send + 'static,
+    {
+        let reply = rpc(self.client.clone());
+        let socket = self.socket.clone();
+        async move {
+            match tokio::time::timeout(ANSWER_TIMEOUT, reply).await {
+                Ok(Ok(reply)) => Ok(reply.into_inner()),
+                Ok(Err(status)) => Err(classify(&socket, status)),
+                Err(_) => Err(wedged(&socket)),
+            }
+        }
+    }
+
     async fn replace_daemon(&mut self) -> Result<(), ClientError> {
         let _ = self.shutdown().await;
         wait_for_release(&self.socket, START_TIMEOUT).await;

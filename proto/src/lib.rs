@@ -19,9 +19,7 @@
 //!   the MCP shim lists and the daemon dispatches on.
 //! - [`tool_args`]: each MCP tool's arguments.
 //! - [`tool_results`]: the structured content of each MCP tool's result,
-//!   from which the daemon builds results and the MCP shim its schemas.
-//! - [`schema_words`]: a result schema in words, for the lean output
-//!   schemas the MCP shim declares.
+//!   from which the daemon builds results.
 //! - [`logfile`]: log files only their user may read.
 //!
 //! ```no_run
@@ -41,7 +39,6 @@ pub mod codes;
 pub mod logfile;
 pub mod paths;
 pub mod record;
-pub mod schema_words;
 pub mod settings;
 pub mod spawn;
 pub use berth_core::text;

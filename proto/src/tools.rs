@@ -180,32 +180,11 @@ impl Tool {
         }
     }
 
-    /// The `outputSchema`: a lean schema that every result, done or
-    /// failed, conforms to (an object with the `notes` every result
-    /// carries), whose `description` gives each field's name, type and
-    /// meaning in words read from [`Tool::result_schema`]. It has no
-    /// property subschemas and no `$schema`, because clients check an
-    /// output schema against its metaschema before the first result, and
-    /// each property subschema costs them there
-    /// (docs/decisions/0030-lean-output-schemas.md).
-    pub fn output_schema(self) -> JsonObject {
-        let mut schema = JsonObject::new();
-        schema.insert("type".into(), "object".into());
-        schema.insert("required".into(), serde_json::json!(["notes"]));
-        // The failure's and every result's fields are explained once, in
-        // the tool a session calls first.
-        let explained_in = (self != Tool::DeviceContext).then(|| Tool::DeviceContext.name());
-        schema.insert(
-            "description".into(),
-            crate::schema_words::describe(&self.result_schema(), explained_in).into(),
-        );
-        schema
-    }
-
     /// The whole schema of the tool's results, from their types: its own
     /// result or a failure, both with the notice and notes every result may
-    /// carry. The output schema's words come from it, and tests check real
-    /// results against it.
+    /// carry. berth-mcp declares no `outputSchema`
+    /// (docs/decisions/0033-tools-declare-no-output-schema.md); tests check
+    /// real results against this one, and docs/reference.md describes it.
     pub fn result_schema(self) -> JsonObject {
         match self {
             Tool::DeviceContext => output::<DeviceContext>(),
@@ -444,62 +423,6 @@ mod tests {
         assert_eq!(
             Tool::Search.check_arguments(&json!({"query": "q", "path": null})),
             Ok(())
-        );
-    }
-
-    /// Every output schema is lean (see `output_schema`) and its words name
-    /// every field of the tool's results, failures included, with the field's
-    /// own description there or, for the fields every tool shares, in
-    /// device_context's words.
-    #[test]
-    fn every_output_schema_is_lean_and_names_every_field_of_its_results() {
-        fn each_field(schema: &Value, f: &mut dyn FnMut(&str, &Value)) {
-            match schema {
-                Value::Object(o) => {
-                    if let Some(Value::Object(props)) = o.get("properties") {
-                        for (name, p) in props {
-                            f(name, p);
-                        }
-                    }
-                    o.values().for_each(|v| each_field(v, f));
-                }
-                Value::Array(a) => a.iter().for_each(|v| each_field(v, f)),
-                _ => {}
-            }
-        }
-        for tool in Tool::ALL {
-            let schema = tool.output_schema();
-            let mut keys: Vec<&str> = schema.keys().map(String::as_str).collect();
-            keys.sort_unstable();
-            assert_eq!(keys, ["description", "required", "type"], "{tool:?}");
-            assert_eq!(schema["type"], json!("object"), "{tool:?}");
-            assert_eq!(schema["required"], json!(["notes"]), "{tool:?}");
-            let words = schema["description"].as_str().unwrap();
-            let first = Tool::DeviceContext.output_schema()["description"].clone();
-            let first = first.as_str().unwrap();
-            let mut fields = 0;
-            each_field(&Value::Object(tool.result_schema()), &mut |name, p| {
-                fields += 1;
-                let doc = p["description"].as_str().unwrap_or_default();
-                let doc = doc.split_whitespace().collect::<Vec<_>>().join(" ");
-                let explained = format!("- {name} (");
-                assert!(
-                    words.contains(&explained) && (words.contains(&doc) || first.contains(&doc)),
-                    "{tool:?}: {name} ({doc}) is not in:\n{words}"
-                );
-            });
-            for failure in ["error", "code", "hints", "notice", "notes"] {
-                assert!(words.contains(&format!("- {failure} (")), "{tool:?}");
-            }
-            assert!(fields > 5, "{tool:?}");
-        }
-        let words = Tool::DeviceContext.output_schema()["description"].clone();
-        assert!(
-            words
-                .as_str()
-                .unwrap()
-                .contains("- project (string or null): The session's project folder"),
-            "{words}"
         );
     }
 }

@@ -142,6 +142,11 @@ impl Service {
             .map_err(Status::from)
     }
 
+    /// The MCP server instructions, naming today's workspaces.
+    fn session_instructions(&self) -> String {
+        berth_core::instructions::instructions(&self.device.registry().names())
+    }
+
     /// A resolution on the wire, its notice listing today's workspaces.
     /// The list is built only for an answer that carries a notice: most
     /// replies have none, and with 10k workspaces the list is 10k entries.
@@ -203,11 +208,10 @@ impl pb::berth_server::Berth for Service {
         let session = self
             .blocking(move |d| d.open_session(caller, registration))
             .await?;
-        let reg = self.device.registry();
         let first = pb::SessionEvent {
             session_id: session.id.clone(),
             resolution: Some(self.res(session.pin.clone())),
-            instructions: berth_core::instructions::instructions(&reg.names()),
+            instructions: self.session_instructions(),
         };
         let (tx, rx) = tokio::sync::mpsc::channel(1);
         let _ = tx.send(Ok(first)).await;
@@ -236,6 +240,22 @@ impl pb::berth_server::Berth for Service {
         Ok(Response::new(tokio_stream::wrappers::ReceiverStream::new(
             rx,
         )))
+    }
+
+    #[instrument(skip_all, name = "session_instructions")]
+    async fn session_instructions(
+        &self,
+        req: Request<pb::SessionInstructionsRequest>,
+    ) -> Result<Response<pb::SessionInstructionsReply>, Status> {
+        let caller = caller_of(req.into_inner().caller)?;
+        // The directory is checked as a registration checks it (on the pool:
+        // it touches the disk), so a directory it would refuse is refused
+        // here with the same words. BERTH_WORKSPACE does not fail a
+        // registration, so it does not fail this either.
+        self.blocking(move |d| d.check_session_dir(&caller)).await?;
+        Ok(Response::new(pb::SessionInstructionsReply {
+            instructions: self.session_instructions(),
+        }))
     }
 
     #[instrument(skip_all, name = "call_tool", fields(tool))]

@@ -125,6 +125,13 @@ impl pb::berth_server::Berth for Fake {
         Err(Status::unimplemented("fake"))
     }
 
+    async fn session_instructions(
+        &self,
+        _: Request<pb::SessionInstructionsRequest>,
+    ) -> Result<Response<pb::SessionInstructionsReply>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
     async fn shutdown(
         &self,
         _: Request<pb::ShutdownRequest>,
