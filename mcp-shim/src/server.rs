@@ -57,15 +57,16 @@ fn instructions(from_daemon: Option<String>, failure: Option<NotRegistered>) -> 
 /// Runs the MCP server on stdio until the client goes away.
 pub async fn serve(caller: pb::Caller, client_session_id: String) -> Result<(), String> {
     let link = Arc::new(Link::new(EnvCtx::from_process(), caller, client_session_id));
-    // Pin at startup: connect now (starting the daemon when needed) and, as
-    // soon as the client said who it is (or after a short grace), register
-    // and ask for the handshake's instructions, both at once.
+    // Pin at startup: connect now (starting the daemon when needed), ask for
+    // the handshake's instructions while the client's `initialize` is read,
+    // and register as soon as the client said who it is (or after a short
+    // grace).
     tokio::spawn({
         let link = link.clone();
         async move {
             link.warm().await;
-            link.client_known_within(CLIENT_INFO_GRACE).await;
             let register = async {
+                link.client_known_within(CLIENT_INFO_GRACE).await;
                 if let Err(e) = link.ensure().await {
                     tracing::warn!("cannot register the session with berthd: {e}");
                 }

@@ -518,13 +518,91 @@ async fn a_client_that_leaves_before_the_handshake_is_no_error() {
         .stderr_has(&["MCP handshake failed"]);
 }
 
-/// When the daemon answers the registration with an error, the server
-/// instructions quote it; they blame reachability only when the daemon could
-/// not be reached. Here the session's folder is removed after the shim chose
-/// it and before it registers.
+/// JSON-RPC lines written to a raw shim's stdin, one at a time; each
+/// request's reply is read before the next line goes. The replies, in order.
+fn raw_exchange(child: &mut std::process::Child, log: &Path, lines: &[Value]) -> Vec<Value> {
+    use std::io::{BufRead, Write};
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        while stdout.read_line(&mut line).is_ok_and(|n| n > 0) {
+            let v = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+            if tx.send(v).is_err() {
+                break;
+            }
+            line.clear();
+        }
+    });
+    let mut replies = Vec::new();
+    for line in lines {
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .expect("write to berth-mcp");
+        if line.get("id").is_none() {
+            continue;
+        }
+        let reply = rx
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| {
+                let _ = child.kill();
+                panic!(
+                    "no reply to {line}\n{}",
+                    std::fs::read_to_string(log).unwrap_or_default()
+                )
+            });
+        replies.push(reply);
+    }
+    drop(stdin);
+    replies
+}
+
+fn initialize_line() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}})
+}
+
+/// When the daemon answers with an error, the server instructions quote it;
+/// they blame reachability only when the daemon could not be reached. Here
+/// the daemon on the socket serves another data folder than the shim's, and
+/// refuses it.
 #[tokio::test]
 async fn a_refused_registration_is_quoted_in_the_instructions_not_called_unreachable() {
-    use std::io::{BufRead, Write};
+    let env = TestEnv::new();
+    berth(&env, &["workspace", "create", "notes"]);
+    let other = env.dir("other-data");
+    let (mut cmd, log) = raw_shim(&env, &env.home(), &[]);
+    let mut child = cmd
+        .env("BERTH_DATA_DIR", &other)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn berth-mcp");
+    let replies = raw_exchange(&mut child, &log, &[initialize_line()]);
+    let status = child.wait().expect("berth-mcp exits when stdin closes");
+    let instructions = replies[0]["result"]["instructions"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        instructions.contains("could not register this session")
+            && instructions.contains("serves the data folder")
+            && instructions.contains(&format!("{}", other.display())),
+        "{instructions}"
+    );
+    assert!(
+        !instructions.contains("could not be reached"),
+        "{instructions}"
+    );
+    assert!(status.success(), "{status}");
+}
+
+/// A session folder removed after the shim chose it: the handshake does not
+/// wait for the registration (which the daemon refuses), so the first tool
+/// call says why, with the daemon's words, and never blames reachability.
+#[tokio::test]
+async fn a_session_folder_removed_after_the_start_is_reported_by_the_first_call() {
     let env = TestEnv::new();
     let doomed = env.dir("doomed");
     let (mut cmd, log) = raw_shim(&env, &env.home(), &["--cwd", doomed.to_str().unwrap()]);
@@ -534,7 +612,7 @@ async fn a_refused_registration_is_quoted_in_the_instructions_not_called_unreach
         .spawn()
         .expect("spawn berth-mcp");
     // The choice is logged before the shim connects, and it registers no
-    // sooner than its 200 ms grace after connecting.
+    // sooner than the client's `initialize` (or a 200 ms grace).
     let chosen = berth_tests::wait_until(Duration::from_secs(10), || {
         let l = std::fs::read_to_string(&log).unwrap_or_default();
         if l.contains("session directory") {
@@ -545,45 +623,34 @@ async fn a_refused_registration_is_quoted_in_the_instructions_not_called_unreach
     });
     assert!(chosen.is_ok(), "{chosen:?}");
     std::fs::remove_dir(&doomed).unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin
-        .write_all(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"}}})
-            .to_string()
-            .as_bytes(),
-        )
-        .and_then(|()| stdin.write_all(b"\n"))
-        .expect("write initialize");
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = stdout.read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let line = rx
-        .recv_timeout(Duration::from_secs(30))
-        .unwrap_or_else(|_| {
-            let _ = child.kill();
-            panic!(
-                "no initialize reply\n{}",
-                std::fs::read_to_string(&log).unwrap_or_default()
-            )
-        });
-    drop(stdin);
-    let status = child.wait().expect("berth-mcp exits when stdin closes");
-    let reply: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
-    let instructions = reply["result"]["instructions"].as_str().unwrap_or_default();
-    assert!(
-        instructions.contains("could not register this session")
-            && instructions.contains(&format!("{}: no such file or directory", doomed.display())),
-        "{instructions}"
+    let replies = raw_exchange(
+        &mut child,
+        &log,
+        &[
+            initialize_line(),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "device_context", "arguments": {}}}),
+        ],
     );
+    let status = child.wait().expect("berth-mcp exits when stdin closes");
+    let instructions = replies[0]["result"]["instructions"]
+        .as_str()
+        .unwrap_or_default();
     assert!(
         !instructions.contains("could not be reached"),
         "{instructions}"
+    );
+    let result = &replies[1]["result"];
+    assert_eq!(result["isError"], true, "{result}");
+    let failure = &result["structuredContent"];
+    assert_eq!(failure["code"], "not-found", "{failure}");
+    assert!(
+        failure["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(&format!("{}: no such file or directory", doomed.display())),
+        "{failure}"
     );
     assert!(status.success(), "{status}");
 }

@@ -110,17 +110,6 @@ impl Device {
         Ok(session)
     }
 
-    /// Checks the directory a session would start in, as `open_session`
-    /// does: one that resolution refuses (gone, unreadable) is refused with
-    /// the same error. Nothing is recorded.
-    pub fn check_session_dir(&self, caller: &Caller) -> Result<(), BerthError> {
-        let unpinned = Caller {
-            env_workspace: None,
-            ..caller.clone()
-        };
-        self.resolve(&unpinned, "", None, Mode::Agent).map(drop)
-    }
-
     /// The session's end (its shim went away).
     pub fn close_session(&self, id: &str) {
         self.sessions().table().remove(id);

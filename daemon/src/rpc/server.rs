@@ -142,6 +142,29 @@ impl Service {
             .map_err(Status::from)
     }
 
+    /// A resolution, from memory when the cache can give it: most requests
+    /// are a folder the cache already holds, answered here with no I/O and
+    /// no hop to the pool (docs/decisions/0025-resolving-from-memory.md).
+    async fn resolve_answer(
+        &self,
+        caller: Caller,
+        path: String,
+        workspace: String,
+        mode: berth_core::resolve::Mode,
+    ) -> Result<berth_core::resolve::Answer, Status> {
+        let in_memory = self.device.pool().is_taking_work().then(|| {
+            self.device
+                .resolve_in_memory(&caller, &path, opt(&workspace), mode)
+        });
+        match in_memory.flatten() {
+            Some(answer) => Ok(answer?),
+            None => {
+                self.blocking(move |d| d.resolve(&caller, &path, opt(&workspace), mode))
+                    .await
+            }
+        }
+    }
+
     /// The MCP server instructions, naming today's workspaces.
     fn session_instructions(&self) -> String {
         berth_core::instructions::instructions(&self.device.registry().names())
@@ -248,11 +271,20 @@ impl pb::berth_server::Berth for Service {
         req: Request<pb::SessionInstructionsRequest>,
     ) -> Result<Response<pb::SessionInstructionsReply>, Status> {
         let caller = caller_of(req.into_inner().caller)?;
-        // The directory is checked as a registration checks it (on the pool:
-        // it touches the disk), so a directory it would refuse is refused
-        // here with the same words. BERTH_WORKSPACE does not fail a
-        // registration, so it does not fail this either.
-        self.blocking(move |d| d.check_session_dir(&caller)).await?;
+        // The directory is resolved as a registration resolves it, so a
+        // directory it would refuse is refused here with the same words.
+        // BERTH_WORKSPACE does not fail a registration, so it is left out.
+        let unpinned = Caller {
+            env_workspace: None,
+            ..caller
+        };
+        self.resolve_answer(
+            unpinned,
+            String::new(),
+            String::new(),
+            berth_core::resolve::Mode::Agent,
+        )
+        .await?;
         Ok(Response::new(pb::SessionInstructionsReply {
             instructions: self.session_instructions(),
         }))
@@ -416,21 +448,9 @@ impl pb::berth_server::Berth for Service {
     ) -> Result<Response<pb::ResolveReply>, Status> {
         let r = req.into_inner();
         let caller = caller_of(r.caller)?;
-        // Most requests are a folder the cache already holds: answered here, with no I/O and
-        // no hop to the pool (docs/decisions/0025-resolving-from-memory.md).
-        let in_memory = self.device.pool().is_taking_work().then(|| {
-            self.device
-                .resolve_in_memory(&caller, &r.path, opt(&r.workspace), mode_of(r.mode))
-        });
-        let answer = match in_memory.flatten() {
-            Some(answer) => answer?,
-            None => {
-                self.blocking(move |d| {
-                    d.resolve(&caller, &r.path, opt(&r.workspace), mode_of(r.mode))
-                })
-                .await?
-            }
-        };
+        let answer = self
+            .resolve_answer(caller, r.path, r.workspace, mode_of(r.mode))
+            .await?;
         Ok(Response::new(pb::ResolveReply {
             resolution: Some(self.res(answer)),
         }))
