@@ -131,6 +131,11 @@ impl Link {
             .clone()
     }
 
+    /// Whether the handshake can be answered now (see [`Link::settled`]).
+    pub fn is_settled(&self) -> bool {
+        *self.settled.borrow()
+    }
+
     /// Waits until the handshake can be answered: the instructions are
     /// known, or why the session cannot register.
     pub async fn settled(&self) {

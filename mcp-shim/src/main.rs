@@ -28,9 +28,15 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Most clients start the server without arguments; clap's parser is only
+    // built when there are some to read (or help to give).
+    let cwd = if std::env::args_os().len() > 1 {
+        Cli::parse().cwd
+    } else {
+        None
+    };
     init_logging();
-    let caller = match caller::caller(cli.cwd) {
+    let caller = match caller::caller(cwd) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("berth-mcp: {e}");
@@ -64,16 +70,60 @@ fn main() -> ExitCode {
 
 /// Logs to stderr only (stdout is the protocol), filtered by `BERTH_LOG`, else `RUST_LOG`.
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("BERTH_LOG")
-        .or_else(|_| tracing_subscriber::EnvFilter::try_from_default_env())
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let fmt = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
+        .with_ansi(false);
+    // A bare level (or nothing) needs no directive parser: building an
+    // `EnvFilter` is a tenth of a millisecond of every session's start.
+    let _ = match bare_level(std::env::var_os("BERTH_LOG"), std::env::var_os("RUST_LOG")) {
+        Some(level) => fmt.with_max_level(level).try_init(),
+        None => {
+            let filter = tracing_subscriber::EnvFilter::try_from_env("BERTH_LOG")
+                .or_else(|_| tracing_subscriber::EnvFilter::try_from_default_env())
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+            fmt.with_env_filter(filter).try_init()
+        }
+    };
+}
+
+/// The level `BERTH_LOG` (else `RUST_LOG`) asks for when it is a bare level
+/// name, or warnings when neither is set; `None` for anything a directive
+/// parser must read.
+fn bare_level(
+    berth_log: Option<std::ffi::OsString>,
+    rust_log: Option<std::ffi::OsString>,
+) -> Option<tracing_subscriber::filter::LevelFilter> {
+    let Some(spec) = berth_log.or(rust_log) else {
+        return Some(tracing_subscriber::filter::LevelFilter::WARN);
+    };
+    match spec.to_str()? {
+        "" => None,
+        spec => spec.parse().ok(),
+    }
 }
 
 fn env_string(key: &str) -> Option<String> {
     caller::env_os(key).map(|v| v.to_string_lossy().into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bare_level;
+    use tracing_subscriber::filter::LevelFilter;
+
+    #[test]
+    fn a_bare_level_or_none_needs_no_directive_parser() {
+        let v = |s: &str| Some(std::ffi::OsString::from(s));
+        assert_eq!(bare_level(None, None), Some(LevelFilter::WARN));
+        assert_eq!(bare_level(v("info"), None), Some(LevelFilter::INFO));
+        assert_eq!(bare_level(v("DEBUG"), None), Some(LevelFilter::DEBUG));
+        assert_eq!(bare_level(None, v("trace")), Some(LevelFilter::TRACE));
+        assert_eq!(bare_level(v("off"), v("trace")), Some(LevelFilter::OFF));
+        // Directives, an empty value and a broken BERTH_LOG (which falls back
+        // to RUST_LOG) stay with the directive parser, as before.
+        assert_eq!(bare_level(v("berth_mcp=debug"), None), None);
+        assert_eq!(bare_level(v("warn,rmcp=info"), None), None);
+        assert_eq!(bare_level(v(""), None), None);
+        assert_eq!(bare_level(v("nonsense"), v("info")), None);
+    }
 }

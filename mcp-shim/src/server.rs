@@ -74,6 +74,9 @@ pub async fn serve(caller: pb::Caller, client_session_id: String) -> Result<(), 
             tokio::join!(link.greet(), register);
         }
     });
+    // The connection (and the request for the instructions) goes out before
+    // rmcp sets up stdio: the daemon works on it meanwhile.
+    tokio::task::yield_now().await;
     let service = match Shim::new(link).serve(rmcp::transport::stdio_pipes()).await {
         Ok(service) => service,
         // A client that goes away before it says anything (a cancelled
@@ -239,7 +242,12 @@ impl ServerHandler for Shim {
         self.link
             .set_client(&request.client_info.name, &request.client_info.version);
         // The instructions come from the daemon, ahead of the registration
-        // or with it; the first tool call waits for the registration.
+        // or with it; the first tool call waits for the registration. While
+        // they are on their way, the tool list the client asks for next is
+        // read (the thread would only wait).
+        if !self.link.is_settled() {
+            crate::tool_list::tools();
+        }
         self.link.settled().await;
         self.negotiate_initialize(&request)
     }
