@@ -246,7 +246,7 @@ impl ServerHandler for Shim {
         // they are on their way, the tool list the client asks for next is
         // read (the thread would only wait).
         if !self.link.is_settled() {
-            crate::tool_list::tools();
+            crate::tool_list::warm();
         }
         self.link.settled().await;
         self.negotiate_initialize(&request)

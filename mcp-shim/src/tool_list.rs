@@ -28,6 +28,12 @@ pub fn tools() -> &'static [Tool] {
     &TOOLS
 }
 
+/// Reads the list and writes it once, so that answering `tools/list` finds
+/// both the list and the code that serialises it warm.
+pub fn warm() {
+    let _ = serde_json::to_vec(tools());
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
