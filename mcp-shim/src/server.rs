@@ -244,7 +244,7 @@ impl ServerHandler for Shim {
         // The instructions come from the daemon, ahead of the registration
         // or with it; the first tool call waits for the registration. While
         // they are on their way, the tool list the client asks for next is
-        // read (the thread would only wait).
+        // read and written once (the thread would only wait).
         if !self.link.is_settled() {
             crate::tool_list::warm();
         }
