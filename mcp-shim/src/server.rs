@@ -106,6 +106,18 @@ impl Shim {
         Shim { link }
     }
 
+    /// Waits until the handshake's instructions are known (both eras). They
+    /// come from the daemon, ahead of the registration or with it; the first
+    /// tool call waits for the registration. While they are on their way,
+    /// the tool list the client asks for next is read and written once (the
+    /// thread would only wait).
+    async fn instructions_ready(&self) {
+        if !self.link.is_settled() {
+            crate::tool_list::warm();
+        }
+        self.link.settled().await;
+    }
+
     /// Remembers the client's identity from a request's context (the
     /// 2026-07-28 era sends it with every request).
     fn note_client(&self, ctx: &RequestContext<RoleServer>) {
@@ -241,14 +253,7 @@ impl ServerHandler for Shim {
         context.peer.set_peer_info(request.clone());
         self.link
             .set_client(&request.client_info.name, &request.client_info.version);
-        // The instructions come from the daemon, ahead of the registration
-        // or with it; the first tool call waits for the registration. While
-        // they are on their way, the tool list the client asks for next is
-        // read and written once (the thread would only wait).
-        if !self.link.is_settled() {
-            crate::tool_list::warm();
-        }
-        self.link.settled().await;
+        self.instructions_ready().await;
         self.negotiate_initialize(&request)
     }
 
@@ -257,7 +262,7 @@ impl ServerHandler for Shim {
         context: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, McpError> {
         self.note_client(&context);
-        self.link.settled().await;
+        self.instructions_ready().await;
         Ok(DiscoverResult::from_server_info(
             self.supported_protocol_versions().into_owned(),
             self.get_info(),
