@@ -4,7 +4,8 @@
 //! given without walking again.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::ffi::OsString;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use berth_core::registry::Registry;
@@ -23,11 +24,12 @@ struct Remembered {
 /// home): only the folder and the mode decide them.
 #[derive(Default)]
 pub struct Answers {
-    /// One map per mode, keyed by the canonical folder.
+    /// One map per mode, keyed by the canonical folder's bytes: a normalised path has one
+    /// spelling, so comparing bytes is comparing paths, without `Path`'s walk over components.
     kept: Mutex<[Kept; 2]>,
 }
 
-type Kept = HashMap<PathBuf, Remembered, foldhash::fast::RandomState>;
+type Kept = HashMap<OsString, Remembered, foldhash::fast::RandomState>;
 
 fn slot(mode: Mode) -> usize {
     match mode {
@@ -46,7 +48,7 @@ impl Answers {
         registry: &Arc<Registry>,
     ) -> Option<Answer> {
         let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
-        let r = kept[slot(mode)].get(directory)?;
+        let r = kept[slot(mode)].get(directory.as_os_str())?;
         (r.generation == generation && Arc::ptr_eq(&r.registry, registry)).then(|| r.answer.clone())
     }
 
@@ -58,7 +60,7 @@ impl Answers {
             kept.clear();
         }
         kept.insert(
-            answer.directory.clone(),
+            answer.directory.as_os_str().to_owned(),
             Remembered {
                 answer: answer.clone(),
                 generation,
@@ -70,6 +72,8 @@ impl Answers {
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use berth_core::resolve::Reason;
 
     use super::*;

@@ -690,19 +690,26 @@ fn mode_of(m: i32) -> berth_core::resolve::Mode {
 fn resolution_with(a: berth_core::resolve::Answer, workspaces: &[&str]) -> pb::Resolution {
     let notice = berth_core::notice::notice(&a, workspaces).unwrap_or_default();
     let needs_asking = berth_core::resolve::needs_asking(&a);
-    let path =
-        |p: Option<std::path::PathBuf>| p.map(|p| p.display().to_string()).unwrap_or_default();
+    let path = |p: Option<std::path::PathBuf>| p.map(path_text).unwrap_or_default();
     pb::Resolution {
         needs_asking,
         notice,
         workspace: a.workspace,
         reason: a.reason.as_str().to_string(),
-        directory: a.directory.display().to_string(),
+        directory: path_text(a.directory),
         project: path(a.project),
         project_file: path(a.project_file),
         proposal: a.proposal.unwrap_or_default(),
         notes: a.notes,
     }
+}
+
+/// A path as text, as `display()` spells it, reusing the path's buffer when it is UTF-8 (every
+/// reply carries three; going through the formatter cost more than the resolution).
+fn path_text(p: std::path::PathBuf) -> String {
+    p.into_os_string()
+        .into_string()
+        .unwrap_or_else(|raw| raw.to_string_lossy().into_owned())
 }
 
 /// Reads back a pin a shim kept across a daemon restart.
@@ -735,6 +742,15 @@ fn answer_of(r: pb::Resolution) -> Result<berth_core::resolve::Answer, Status> {
 mod tests {
     use super::*;
     use rstest::rstest;
+
+    #[test]
+    fn a_path_reads_as_display_spells_it_even_when_not_utf8() {
+        use std::os::unix::ffi::OsStrExt;
+        for raw in [&b"/tmp/caf\xc3\xa9"[..], b"/tmp/bad\xff\xfename", b""] {
+            let p = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(raw));
+            assert_eq!(path_text(p.clone()), p.display().to_string());
+        }
+    }
 
     const OURS: &str = "0.5.0";
 
