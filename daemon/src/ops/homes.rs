@@ -44,12 +44,17 @@ pub fn home_of(
     ctx: &GuardCtx,
 ) -> Result<PathBuf, HomeRefusal> {
     match &entry.home {
-        Home::Managed => Ok(data_dir.join("workspaces").join(&entry.name)),
+        Home::Managed => Ok(managed_home(entry, data_dir)),
         Home::Local(path) => {
             check_home_lexical(path, ctx)?;
             Ok(path.clone())
         }
     }
+}
+
+/// Where a managed home lives: a name under the data folder, which no guard needs to check.
+pub fn managed_home(entry: &WorkspaceEntry, data_dir: &Path) -> PathBuf {
+    data_dir.join("workspaces").join(&entry.name)
 }
 
 /// A stored home the guard refuses (a row written straight into the database), named by its

@@ -137,6 +137,51 @@ impl Device {
         })
     }
 
+    /// Whether this call can be answered from memory alone, with no I/O, so that it may run on
+    /// an async worker without the pool's two thread hops
+    /// (docs/decisions/0034-device-context-from-memory.md): `device_context` without a
+    /// `workspace` argument, for a live session whose pin holds, whose first result takes no
+    /// question from the store, and whose own folder is a managed home, its scratch folder or
+    /// none. The session's part only moves one way (a pin error is cleared, a session becomes
+    /// answered). The registry's can change before the call runs: a workspace deleted and made
+    /// again with a home of its own between the two costs that one call a look at the data and
+    /// temporary folders' names on the worker, never a wrong answer.
+    pub fn answers_from_memory(&self, id: &str, tool: &str, arguments: &str) -> bool {
+        if Tool::from_name(tool) != Some(Tool::DeviceContext) {
+            return false;
+        }
+        let no_workspace = arguments.trim().is_empty()
+            || serde_json::from_str::<Value>(arguments).is_ok_and(|args| {
+                match args.get("workspace") {
+                    None | Some(Value::Null) => args.is_object(),
+                    Some(Value::String(w)) => w.is_empty(),
+                    Some(_) => false,
+                }
+            });
+        if !no_workspace {
+            return false;
+        }
+        let pin = {
+            let live = self.sessions().table();
+            match live.get(id) {
+                Some(s)
+                    if s.pin_error.is_none() && (s.answered || s.client_session_id.is_empty()) =>
+                {
+                    s.pin.clone()
+                }
+                _ => return false,
+            }
+        };
+        let reg = self.registry();
+        match own_folder(&pin, reg.workspaces.len()) {
+            Own::Home(ws) => reg
+                .workspaces
+                .get(&ws)
+                .is_none_or(|e| matches!(e.home, Home::Managed)),
+            Own::Scratch | Own::Ambiguous => true,
+        }
+    }
+
     fn run_tool(&self, s: &Session, name: &str, args: &Value) -> Result<Out, BerthError> {
         let tool = Tool::from_name(name).ok_or_else(|| BerthError::invalid(Tool::unknown(name)))?;
         tool.check_arguments(args)
@@ -406,9 +451,16 @@ impl Device {
                     .workspaces
                     .get(ws)
                     .ok_or_else(|| self.unknown_workspace(ws))?;
+                // A managed home needs no guard, whose context reads the disk.
+                if matches!(entry.home, Home::Managed) {
+                    return Ok((
+                        crate::ops::homes::managed_home(entry, self.data_dir()),
+                        true,
+                    ));
+                }
                 let home = crate::ops::homes::home_of(entry, self.data_dir(), &self.guard_ctx())
                     .map_err(|e| crate::ops::homes::refused_home(entry, &e))?;
-                Ok((home, matches!(entry.home, Home::Managed)))
+                Ok((home, false))
             }
         }
     }
@@ -462,5 +514,100 @@ impl Device {
             Target::Workspaces | Target::In { .. } => (None, None),
         };
         Ok((target.qualified(), abs, ws))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::caller::Caller;
+    use crate::ops::sessions::Registration;
+    use crate::store::Store;
+
+    /// A device with workspace `managed` (its home in the data folder) rooted at `tree/m`, and
+    /// `local` (a home of its own) rooted at `tree/l`.
+    fn device(base: &std::path::Path) -> Device {
+        let data = base.join("data");
+        for d in ["data", "tree/m", "tree/l", "elsewhere"] {
+            std::fs::create_dir_all(base.join(d)).unwrap();
+        }
+        let store = Store::open(&data.join("berth.db")).unwrap();
+        store.create_workspace("managed", &Home::Managed).unwrap();
+        store
+            .create_workspace("local", &Home::Local(base.join("elsewhere")))
+            .unwrap();
+        store.add_root("managed", &base.join("tree/m")).unwrap();
+        store.add_root("local", &base.join("tree/l")).unwrap();
+        Device::new(store, data.clone(), data.join("s"), None, "test".into()).unwrap()
+    }
+
+    fn session(d: &Device, cwd: &std::path::Path, client_session_id: &str) -> String {
+        let caller = Caller::new(cwd.to_str().unwrap(), "", "").unwrap();
+        let reg = Registration {
+            client_session_id: client_session_id.into(),
+            ..Registration::default()
+        };
+        d.open_session(caller, reg).unwrap().id
+    }
+
+    #[test]
+    fn only_a_device_context_that_needs_no_disk_is_answered_from_memory() {
+        let t = tempfile::tempdir().unwrap();
+        let base = t.path().canonicalize().unwrap();
+        let d = device(&base);
+        let managed = session(&d, &base.join("tree/m"), "");
+        let from_memory = |id: &str, tool: &str, args: &str| d.answers_from_memory(id, tool, args);
+        for args in [
+            "",
+            " ",
+            "{}",
+            r#"{"workspace":null}"#,
+            r#"{"workspace":""}"#,
+        ] {
+            assert!(from_memory(&managed, "device_context", args), "{args:?}");
+        }
+        // Another workspace is resolved, which may walk the disk; bad arguments get their error
+        // where every other call gets it.
+        for args in [r#"{"workspace":"local"}"#, r#"{"workspace":7}"#, "[]", "{"] {
+            assert!(!from_memory(&managed, "device_context", args), "{args:?}");
+        }
+        assert!(
+            !from_memory(&managed, "ls", "{}"),
+            "file tools touch the disk"
+        );
+        assert!(
+            !from_memory("0123456789abcdef", "device_context", "{}"),
+            "no such session"
+        );
+        // A home outside the data folder is checked by the home guard, which reads the disk.
+        let local = session(&d, &base.join("tree/l"), "");
+        assert!(!from_memory(&local, "device_context", "{}"));
+        // The first result may take the session-start hook's question from the store; the
+        // calls after it need nothing from there.
+        let linked = session(&d, &base.join("tree/m"), "claude-1");
+        assert!(!from_memory(&linked, "device_context", "{}"));
+        d.call_tool(&linked, "device_context", "{}").unwrap();
+        assert!(from_memory(&linked, "device_context", "{}"));
+    }
+
+    #[test]
+    fn a_device_context_from_memory_answers_as_the_pool_would() {
+        let t = tempfile::tempdir().unwrap();
+        let base = t.path().canonicalize().unwrap();
+        let d = device(&base);
+        let id = session(&d, &base.join("tree/m"), "");
+        assert!(d.answers_from_memory(&id, "device_context", "{}"));
+        let reply = d.call_tool(&id, "device_context", "{}").unwrap();
+        assert!(!reply.is_error, "{}", reply.text);
+        let v: Value = serde_json::from_str(&reply.structured_json).unwrap();
+        let home = base.join("data/workspaces/managed");
+        assert_eq!(v["workspace"], "managed", "{v}");
+        assert_eq!(v["folder"], home.to_str().unwrap(), "{v}");
+        // The guarded path names the same folder for a managed home.
+        let entry = d.registry().workspaces.get("managed").cloned().unwrap();
+        assert_eq!(
+            crate::ops::homes::home_of(&entry, d.data_dir(), &d.guard_ctx()).unwrap(),
+            home
+        );
     }
 }

@@ -297,12 +297,20 @@ impl pb::berth_server::Berth for Service {
     ) -> Result<Response<pb::CallToolReply>, Status> {
         let r = req.into_inner();
         tracing::Span::current().record("tool", r.tool.as_str());
-        // File tools touch whatever the user's folders hold: their own lane.
-        let reply = self
-            .in_lane(Lane::Tools, move |d| {
+        let from_memory = self.device.pool().is_taking_work()
+            && self
+                .device
+                .answers_from_memory(&r.session_id, &r.tool, &r.arguments_json);
+        let reply = if from_memory {
+            self.device
+                .call_tool(&r.session_id, &r.tool, &r.arguments_json)?
+        } else {
+            // File tools touch whatever the user's folders hold: their own lane.
+            self.in_lane(Lane::Tools, move |d| {
                 d.call_tool(&r.session_id, &r.tool, &r.arguments_json)
             })
-            .await?;
+            .await?
+        };
         Ok(Response::new(pb::CallToolReply {
             text: reply.text,
             structured_json: reply.structured_json,
