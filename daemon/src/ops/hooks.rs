@@ -43,35 +43,9 @@ impl Device {
     pub fn hook(&self, caller: &Caller, call: &HookCall<'_>) -> Result<HookOutcome, BerthError> {
         let answer = self.resolve(caller, "", None, Mode::Agent)?;
         match call.event {
-            "session-start" => {
-                let reg = self.registry();
-                let notice = berth_core::notice::notice(&answer, &reg.names());
-                // Linked to the MCP session by the client's id: ask once.
-                let ask = match &notice {
-                    Some(_) if !call.client_session_id.is_empty() => {
-                        self.store().take_ask(call.client_session_id)?
-                    }
-                    Some(_) => true,
-                    None => false,
-                };
-                let line = match notice {
-                    Some(n) if ask => n,
-                    _ => plain_line(&answer),
-                };
-                let scratch = (own_folder(&answer, reg.workspaces.len()) == Own::Scratch)
-                    .then(|| self.scratch_line(call.client_session_id));
-                let context = berth_core::notice::joined(
-                    Some(line),
-                    berth_core::notice::joined(scratch, berth_core::notice::notes(&answer)),
-                )
-                .unwrap_or_default();
-                Ok(HookOutcome {
-                    answer,
-                    context,
-                    stop_command: None,
-                    stop_timeout_secs: 0,
-                })
-            }
+            "session-start" => self
+                .session_start(answer, call, true)?
+                .ok_or_else(|| BerthError::internal("a session-start line was not written")),
             "stop" => {
                 self.store().record_conversation(&Conversation {
                     client_session_id: call.client_session_id,
@@ -99,6 +73,62 @@ impl Device {
                 "unknown hook event {other:?}; expected session-start or stop"
             ))),
         }
+    }
+
+    /// A `session-start` answered from memory, with no I/O, so that it may run on an async
+    /// worker without the pool's hops (docs/decisions/0034-device-context-from-memory.md):
+    /// `None` when the folder's resolution is not in memory (ADR 0025), or when the line
+    /// needs the store (the question linked to an MCP session, or a scratch folder's
+    /// lifetime setting). The pool then runs [`Device::hook`] as before.
+    pub fn session_start_in_memory(
+        &self,
+        caller: &Caller,
+        call: &HookCall<'_>,
+    ) -> Option<Result<HookOutcome, BerthError>> {
+        let answer = match self.resolve_in_memory(caller, "", None, Mode::Agent)? {
+            Ok(answer) => answer,
+            Err(e) => return Some(Err(e)),
+        };
+        self.session_start(answer, call, false).transpose()
+    }
+
+    /// The session-start line for `answer`; `None` when it would read the store and
+    /// `may_use_store` is false.
+    fn session_start(
+        &self,
+        answer: Answer,
+        call: &HookCall<'_>,
+        may_use_store: bool,
+    ) -> Result<Option<HookOutcome>, BerthError> {
+        let reg = self.registry();
+        let notice = berth_core::notice::notice(&answer, &reg.names());
+        let scratch = own_folder(&answer, reg.workspaces.len()) == Own::Scratch;
+        let linked = notice.is_some() && !call.client_session_id.is_empty();
+        if !may_use_store && (linked || scratch) {
+            return Ok(None);
+        }
+        // Linked to the MCP session by the client's id: ask once.
+        let ask = match &notice {
+            Some(_) if linked => self.store().take_ask(call.client_session_id)?,
+            Some(_) => true,
+            None => false,
+        };
+        let line = match notice {
+            Some(n) if ask => n,
+            _ => plain_line(&answer),
+        };
+        let scratch = scratch.then(|| self.scratch_line(call.client_session_id));
+        let context = berth_core::notice::joined(
+            Some(line),
+            berth_core::notice::joined(scratch, berth_core::notice::notes(&answer)),
+        )
+        .unwrap_or_default();
+        Ok(Some(HookOutcome {
+            answer,
+            context,
+            stop_command: None,
+            stop_timeout_secs: 0,
+        }))
     }
 }
 
@@ -147,5 +177,72 @@ fn plain_line(a: &Answer) -> String {
             "berth: this session uses workspace \"{workspace}\" (reason: {}; no project).",
             a.reason
         ),
+    }
+}
+
+#[cfg(test)]
+mod memory_tests {
+    use super::*;
+    use crate::store::Store;
+    use berth_core::registry::Home;
+
+    fn call<'a>(client_session_id: &'a str) -> HookCall<'a> {
+        HookCall {
+            event: "session-start",
+            client: "claude-code",
+            client_session_id,
+            transcript_path: "",
+        }
+    }
+
+    #[test]
+    fn a_session_start_from_memory_says_what_the_pool_says_or_leaves_it_to_the_pool() {
+        let t = tempfile::tempdir().unwrap();
+        let base = t.path().canonicalize().unwrap();
+        let (data, approved, unknown) = (base.join("data"), base.join("a"), base.join("u/p"));
+        for d in [&data, &approved, &unknown] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::create_dir(unknown.join(".git")).unwrap();
+        let store = Store::open(&data.join("berth.db")).unwrap();
+        for name in ["one", "two"] {
+            store.create_workspace(name, &Home::Managed).unwrap();
+        }
+        store.add_root("one", &approved).unwrap();
+        let home = Some(base.clone());
+        let d = Device::new(store, data.clone(), data.join("s"), home, "test".into()).unwrap();
+        let caller = |dir: &std::path::Path| Caller::new(dir.to_str().unwrap(), "", "").unwrap();
+
+        let here = caller(&approved);
+        assert!(
+            d.session_start_in_memory(&here, &call("")).is_none(),
+            "a folder not seen yet needs the disk"
+        );
+        let pooled = d.hook(&here, &call("")).unwrap();
+        let remembered = d
+            .session_start_in_memory(&here, &call(""))
+            .unwrap()
+            .unwrap();
+        assert_eq!(remembered.context, pooled.context);
+        assert_eq!(remembered.answer, pooled.answer);
+        // No notice, so a linked session has nothing to take from the store either.
+        assert!(d.session_start_in_memory(&here, &call("c-1")).is_some());
+
+        // An unapproved project asks; linked to an MCP session, the question is in the store.
+        let there = caller(&unknown);
+        let pooled = d.hook(&there, &call("")).unwrap();
+        let remembered = d
+            .session_start_in_memory(&there, &call(""))
+            .unwrap()
+            .unwrap();
+        assert_eq!(remembered.context, pooled.context);
+        assert!(d.session_start_in_memory(&there, &call("c-2")).is_none());
+
+        // A folder outside every project gets a scratch line, whose lifetime is a setting.
+        let loose = caller(&base.join("u"));
+        d.hook(&loose, &call("")).unwrap();
+        let held = d.resolve_in_memory(&loose, "", None, Mode::Agent);
+        assert!(held.is_some_and(|a| a.is_ok()), "the folder is in memory");
+        assert!(d.session_start_in_memory(&loose, &call("")).is_none());
     }
 }

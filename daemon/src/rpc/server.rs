@@ -182,6 +182,15 @@ impl Service {
     }
 }
 
+fn hook_call(r: &pb::HookRequest) -> crate::ops::hooks::HookCall<'_> {
+    crate::ops::hooks::HookCall {
+        event: &r.event,
+        client: &r.client,
+        client_session_id: &r.client_session_id,
+        transcript_path: &r.transcript_path,
+    }
+}
+
 fn caller_of(c: Option<pb::Caller>) -> Result<Caller, Status> {
     let c = c.unwrap_or_default();
     Ok(Caller::new(&c.cwd, &c.env_workspace, &c.extra_home)?)
@@ -340,22 +349,19 @@ impl pb::berth_server::Berth for Service {
 
     #[instrument(skip_all, name = "hook", fields(event))]
     async fn hook(&self, req: Request<pb::HookRequest>) -> Result<Response<pb::HookReply>, Status> {
-        let r = req.into_inner();
+        let mut r = req.into_inner();
         tracing::Span::current().record("event", r.event.as_str());
-        let caller = caller_of(r.caller)?;
-        let done = self
-            .blocking(move |d| {
-                d.hook(
-                    &caller,
-                    &crate::ops::hooks::HookCall {
-                        event: &r.event,
-                        client: &r.client,
-                        client_session_id: &r.client_session_id,
-                        transcript_path: &r.transcript_path,
-                    },
-                )
-            })
-            .await?;
+        let caller = caller_of(r.caller.take())?;
+        let in_memory = (r.event == "session-start" && self.device.pool().is_taking_work())
+            .then(|| self.device.session_start_in_memory(&caller, &hook_call(&r)))
+            .flatten();
+        let done = match in_memory {
+            Some(done) => done?,
+            None => {
+                self.blocking(move |d| d.hook(&caller, &hook_call(&r)))
+                    .await?
+            }
+        };
         Ok(Response::new(pb::HookReply {
             resolution: Some(self.res(done.answer)),
             context: done.context,
