@@ -182,6 +182,7 @@ impl Service {
     }
 }
 
+/// A hook request as the operations take it.
 fn hook_call(r: &pb::HookRequest) -> crate::ops::hooks::HookCall<'_> {
     crate::ops::hooks::HookCall {
         event: &r.event,
