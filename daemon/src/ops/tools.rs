@@ -147,7 +147,8 @@ impl Device {
     /// again with a home of its own between the two costs that one call a look at the data and
     /// temporary folders' names on the worker, never a wrong answer.
     pub fn answers_from_memory(&self, id: &str, tool: &str, arguments: &str) -> bool {
-        if Tool::from_name(tool) != Some(Tool::DeviceContext) {
+        // Large arguments are parsed on the pool: the worker's share of a call stays small.
+        if Tool::from_name(tool) != Some(Tool::DeviceContext) || arguments.len() > 4096 {
             return false;
         }
         let no_workspace = arguments.trim().is_empty()
@@ -568,7 +569,14 @@ mod tests {
         }
         // Another workspace is resolved, which may walk the disk; bad arguments get their error
         // where every other call gets it.
-        for args in [r#"{"workspace":"local"}"#, r#"{"workspace":7}"#, "[]", "{"] {
+        let padded = format!(r#"{{"pad":"{}"}}"#, "x".repeat(5000));
+        for args in [
+            r#"{"workspace":"local"}"#,
+            r#"{"workspace":7}"#,
+            "[]",
+            "{",
+            &padded,
+        ] {
             assert!(!from_memory(&managed, "device_context", args), "{args:?}");
         }
         assert!(
