@@ -162,19 +162,14 @@ impl Device {
         if !no_workspace {
             return false;
         }
-        let pin = {
-            let live = self.sessions().table();
-            match live.get(id) {
-                Some(s)
-                    if s.pin_error.is_none() && (s.answered || s.client_session_id.is_empty()) =>
-                {
-                    s.pin.clone()
-                }
-                _ => return false,
-            }
-        };
         let reg = self.registry();
-        match own_folder(&pin, reg.workspaces.len()) {
+        let own = match self.sessions().table().get(id) {
+            Some(s) if s.pin_error.is_none() && (s.answered || s.client_session_id.is_empty()) => {
+                own_folder(&s.pin, reg.workspaces.len())
+            }
+            _ => return false,
+        };
+        match own {
             Own::Home(ws) => reg
                 .workspaces
                 .get(&ws)
