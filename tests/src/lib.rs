@@ -16,7 +16,7 @@
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -506,6 +506,7 @@ pub fn signal(pid: u32, sig: i32) {
 /// readable only once the whole thread group has exited (its descriptors
 /// closed), which `/proc/<pid>/stat` cannot tell: a multi-threaded process
 /// shows as a zombie while its other threads still hold its files.
+#[cfg(target_os = "linux")]
 pub fn kill_and_wait(pid: u32, timeout: Duration) -> bool {
     // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor
     // or -1; nothing else is touched.
@@ -514,7 +515,7 @@ pub fn kill_and_wait(pid: u32, timeout: Duration) -> bool {
         return true;
     }
     // SAFETY: the descriptor was just opened and is owned here alone.
-    let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) };
+    let fd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd as i32) };
     // Signalled through the pidfd, so a recycled pid is never hit.
     // SAFETY: pidfd_send_signal on a descriptor we own, no siginfo.
     unsafe {
@@ -534,6 +535,24 @@ pub fn kill_and_wait(pid: u32, timeout: Duration) -> bool {
     let millis = timeout.as_millis().min(i32::MAX as u128) as i32;
     // SAFETY: one valid pollfd for the call's duration.
     unsafe { libc::poll(&mut pfd, 1, millis) == 1 }
+}
+
+/// Sends SIGKILL to `pid` and waits until it has exited, at most `timeout`.
+/// Without pidfds (macOS), exit shows as `kill(pid, 0)` failing; a pid
+/// recycled within the wait would look alive, which only costs the timeout.
+#[cfg(all(unix, not(target_os = "linux")))]
+pub fn kill_and_wait(pid: u32, timeout: Duration) -> bool {
+    signal(pid, libc::SIGKILL);
+    let deadline = Instant::now() + timeout;
+    // SAFETY: kill with signal 0 only checks the pid.
+    while unsafe { libc::kill(pid as i32, 0) } == 0 {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        // Pacing a poll of another process's exit; nothing else can be waited on here.
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    true
 }
 
 /// Whether `pid` is a berthd that has not exited (zombies do not count:

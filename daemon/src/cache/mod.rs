@@ -714,7 +714,8 @@ impl Fingerprint {
     fn take(dir: &Path) -> Option<Fingerprint> {
         let dir_stamp = Stamp::of(dir)?;
         let berth = Stamp::of(&dir.join(PROJECT_DIR));
-        let is_dir = berth.is_some_and(|b| b.mode & libc::S_IFMT == libc::S_IFDIR);
+        // The file-type bits are the same on every Unix; libc's types for them are not.
+        let is_dir = berth.is_some_and(|b| b.mode & 0o170_000 == 0o040_000);
         let file = if is_dir {
             Stamp::of(&project_file_path(dir))
         } else {

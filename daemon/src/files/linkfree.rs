@@ -115,6 +115,7 @@ fn is_link(at: &OwnedFd, name: &std::ffi::OsStr) -> bool {
     })
 }
 
+#[cfg(any(target_os = "linux", target_os = "android"))]
 fn dot(rel: &Path) -> &Path {
     if rel.as_os_str().is_empty() {
         Path::new(".")

@@ -78,9 +78,10 @@ pub fn raise_descriptor_limit() -> io::Result<u64> {
     }
     if lim.rlim_cur < lim.rlim_max {
         let target = lim.rlim_max;
-        // macOS refuses more than OPEN_MAX for the soft limit.
+        // macOS refuses more than OPEN_MAX (10240, <sys/syslimits.h>; libc
+        // does not export it) for the soft limit.
         #[cfg(target_os = "macos")]
-        let target = target.min(libc::OPEN_MAX as libc::rlim_t);
+        let target = target.min(10_240);
         let raised = libc::rlimit {
             rlim_cur: target,
             rlim_max: lim.rlim_max,
