@@ -15,15 +15,18 @@
 //! Temporary files are named `.<name>.berth-tmp-<pid>-<n>`; [`temp_writer`]
 //! reads the writer's pid back, so the daemon can sweep what a killed writer
 //! left (docs/decisions/0016-homes-never-nest-and-are-opened-without-links.md).
+//!
+//! On Windows the rename is `MoveFileExW` with replace semantics (what std
+//! and cap-std give), a folder cannot be flushed (NTFS journals the rename),
+//! and there is no mode or group to keep: the new file takes the folder's
+//! inherited access list, as any new file there would.
 
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Write};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use cap_std::fs::{Dir, MetadataExt, OpenOptions, OpenOptionsExt, Permissions};
+use cap_std::fs::{Dir, OpenOptions};
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -51,7 +54,7 @@ fn temp_name(name: &OsStr) -> OsString {
 /// The pid of the writer that made `name`, when `name` is one of berth's temporary files
 /// (`.<something>.berth-tmp-<pid>-<n>`, digits only after the mark); `None` for anything else.
 pub fn temp_writer(name: &OsStr) -> Option<u32> {
-    let name = name.as_bytes();
+    let name = name.as_encoded_bytes();
     let rest = name.strip_prefix(b".")?;
     let at = rest
         .windows(MARK.len())
@@ -107,10 +110,13 @@ fn create_temp(dir: &Dir, name: &OsStr, mode: u32) -> io::Result<(OsString, cap_
     let mut last = None;
     for _ in 0..ATTEMPTS {
         let tmp = temp_name(name);
-        match dir.open_with(
-            &tmp,
-            OpenOptions::new().write(true).create_new(true).mode(mode),
-        ) {
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        cap_std::fs::OpenOptionsExt::mode(&mut options, mode);
+        #[cfg(not(unix))]
+        let _ = mode;
+        match dir.open_with(&tmp, &options) {
             Ok(f) => return Ok((tmp, f)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
             Err(e) => return Err(e),
@@ -156,6 +162,7 @@ fn replace_with(
 
 /// Flushes the folder itself, so the rename survives a crash. (A `Dir` may hold an `O_PATH`
 /// descriptor, which cannot be flushed: the folder is opened for reading to do it.)
+#[cfg(unix)]
 fn sync_folder(dir: &Dir) -> io::Result<()> {
     use rustix::fs::{Mode, OFlags};
     let fd = rustix::fs::openat(
@@ -169,7 +176,10 @@ fn sync_folder(dir: &Dir) -> io::Result<()> {
 
 /// Gives the new file the old one's group (first: changing the group may clear set-id bits),
 /// then its mode. A group the user may not set is left as the umask gave it.
+#[cfg(unix)]
 fn keep_metadata(f: &cap_std::fs::File, old: &cap_std::fs::Metadata) -> io::Result<()> {
+    use cap_std::fs::{MetadataExt, Permissions};
+    use std::os::unix::fs::PermissionsExt;
     let now = f.metadata()?;
     if now.gid() != old.gid() {
         match std::os::unix::fs::fchown(f, None, Some(old.gid())) {
@@ -183,12 +193,26 @@ fn keep_metadata(f: &cap_std::fs::File, old: &cap_std::fs::Metadata) -> io::Resu
     )))
 }
 
+/// Windows folders cannot be flushed; NTFS journals the rename itself.
+#[cfg(windows)]
+fn sync_folder(_: &Dir) -> io::Result<()> {
+    Ok(())
+}
+
+/// Windows has no mode or group to keep; see the module's notes.
+#[cfg(windows)]
+fn keep_metadata(_: &cap_std::fs::File, _: &cap_std::fs::Metadata) -> io::Result<()> {
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
-    use std::os::unix::fs::MetadataExt as _;
+    #[cfg(unix)]
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
 
     use super::*;
 
+    #[cfg(unix)]
     fn open(p: &Path) -> Dir {
         Dir::open_ambient_dir(p, cap_std::ambient_authority()).unwrap()
     }
@@ -204,6 +228,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn replacing_keeps_the_mode_and_the_group() {
         let dir = tempfile::tempdir().unwrap();
         for (name, mode, gid) in [("secret.env", 0o600, None), ("run.sh", 0o750, Some(65534))] {
@@ -223,6 +248,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn a_new_file_gets_the_mode_asked_for() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("private.json");
@@ -233,6 +259,7 @@ mod tests {
     /// Links planted at the temporary names this process uses next, and one
     /// at the target itself: none is written through, and the file is written.
     #[test]
+    #[cfg(unix)]
     fn a_planted_link_is_never_written_through() {
         let t = tempfile::tempdir().unwrap();
         let victim = t.path().join("victim");
@@ -255,6 +282,7 @@ mod tests {
     /// The rename fails after the folder was moved and a link put in its place: the temporary
     /// file is still removed, through the handle, from where it really is.
     #[test]
+    #[cfg(unix)]
     fn a_failed_rename_leaves_no_temporary_file_even_when_the_folder_moved() {
         let t = tempfile::tempdir().unwrap();
         let d = t.path().join("d");

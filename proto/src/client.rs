@@ -49,11 +49,10 @@ type DataDirValue = tonic::metadata::MetadataValue<tonic::metadata::Binary>;
 /// workers must not block). A folder not made yet is sent as spelled; the
 /// daemon this client starts is given the same spelling.
 fn data_dir_value(data_dir: Option<&Path>) -> Option<DataDirValue> {
-    use std::os::unix::ffi::OsStrExt;
     data_dir.map(|d| {
         let canonical = d.canonicalize();
         let d = canonical.as_deref().unwrap_or(d);
-        DataDirValue::from_bytes(d.as_os_str().as_bytes())
+        DataDirValue::from_bytes(paths::path_to_wire(d))
     })
 }
 
@@ -410,13 +409,7 @@ pub fn daemon_pid(socket: &Path) -> Option<u32> {
 
 /// Whether a daemon holds the lock for `socket` right now.
 pub fn lock_is_held(socket: &Path) -> bool {
-    use std::os::fd::AsRawFd;
-    let Ok(file) = std::fs::File::open(paths::lock_path(socket)) else {
-        return false;
-    };
-    // SAFETY: flock on a descriptor we own.
-    let got = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
-    got != 0
+    crate::instance_lock::is_held(&paths::lock_path(socket))
 }
 
 /// Waits, with growing pauses, until no daemon holds the lock for `socket`.
@@ -441,7 +434,7 @@ pub async fn wait_for_release(socket: &Path, timeout: Duration) -> bool {
 async fn via_record(
     data_dir: Option<&Path>,
     derived: &Path,
-    uid: u32,
+    uid: paths::Uid,
 ) -> Option<(LocalStream, PathBuf)> {
     let rec = record::read(data_dir?)?;
     if rec.socket == derived {
@@ -459,7 +452,7 @@ async fn via_record(
 async fn start_and_dial(
     socket: &Path,
     data_dir: Option<&Path>,
-    uid: u32,
+    uid: paths::Uid,
 ) -> Result<(LocalStream, PathBuf), ClientError> {
     let exe =
         spawn::find_daemon(std::env::var_os("BERTH_DAEMON")).ok_or(ClientError::DaemonNotFound)?;
@@ -516,7 +509,7 @@ async fn spawn_blocking_detached(exe: &Path) -> Result<Readiness, ClientError> {
 /// daemon.
 async fn wait_for_holder(
     socket: &Path,
-    uid: u32,
+    uid: paths::Uid,
     deadline: Instant,
 ) -> Result<Option<LocalStream>, ClientError> {
     let mut pause = Duration::from_millis(1);

@@ -1,7 +1,7 @@
 //! berth's wire protocol and the one client path every shim uses.
 //!
 //! - [`pb`]: the generated tonic/prost types for `proto/berth.proto`.
-//! - `atomic` (Unix): the one way berth replaces a file, syncing it and
+//! - [`atomic`]: the one way berth replaces a file, syncing it and
 //!   following no link.
 //! - [`paths`]: where the socket, data and logs live, derived in one place
 //!   for the daemon and every client alike.
@@ -12,6 +12,8 @@
 //!   compare versions.
 //! - [`verify`]: is the daemon behind a socket this user's? Checked on
 //!   every dial, before anything is sent.
+//! - [`instance_lock`]: the lock that makes one daemon per data folder
+//!   and per socket.
 //! - [`codes`]: stable machine codes carried across the RPC boundary.
 //! - [`settings`]: the settings berth knows, their defaults and ranges.
 //! - [`text`]: wording shared by the daemon's and the clients' messages.
@@ -21,6 +23,7 @@
 //! - [`tool_results`]: the structured content of each MCP tool's result,
 //!   from which the daemon builds results.
 //! - [`logfile`]: log files only their user may read.
+//! - `user_sid` (Windows): who a process runs as, by its token's user SID.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), berth_proto::client::ClientError> {
@@ -32,10 +35,10 @@
 //! ```
 #![deny(missing_docs)]
 
-#[cfg(unix)]
 pub mod atomic;
 pub mod client;
 pub mod codes;
+pub mod instance_lock;
 pub mod logfile;
 pub mod paths;
 pub mod record;
@@ -46,6 +49,8 @@ pub mod tool_args;
 pub mod tool_results;
 pub mod tools;
 pub mod transport;
+#[cfg(windows)]
+pub mod user_sid;
 pub mod verify;
 
 /// Generated protocol types (package `berth.v1`).

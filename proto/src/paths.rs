@@ -3,6 +3,11 @@
 //! One function owns each decision, and the daemon and every client call the
 //! same one, so the two can never disagree about where to meet. The
 //! environment is read once into an [`EnvCtx`], so tests pass fixed values.
+//!
+//! On Windows the "socket" is a named pipe, `\\.\pipe\berth-<user SID>`;
+//! the data lives under the user's local application data
+//! (`%LOCALAPPDATA%\berth`), found through the known-folder API so that a
+//! client started with a stripped environment finds the same one.
 
 use std::ffi::OsString;
 use std::io;
@@ -12,8 +17,22 @@ use std::path::{Path, PathBuf};
 #[cfg(target_os = "linux")]
 pub const MAX_SOCKET_PATH: usize = 107;
 /// Longest socket path the platform accepts (`sun_path` less its NUL).
-#[cfg(not(target_os = "linux"))]
+#[cfg(all(unix, not(target_os = "linux")))]
 pub const MAX_SOCKET_PATH: usize = 103;
+/// Longest pipe name Windows accepts (`\\.\pipe\` included).
+#[cfg(windows)]
+pub const MAX_SOCKET_PATH: usize = 256;
+
+/// Who this process runs as: the real uid.
+#[cfg(unix)]
+pub type Uid = u32;
+
+/// Who this process runs as. Windows has no uid: the user is the SID in the
+/// process's token, which [`crate::verify`] compares with the pipe server's
+/// token itself, so this marker carries nothing.
+#[cfg(windows)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Uid;
 
 /// The environment variables that decide berth's paths, read once.
 #[derive(Debug, Clone, Default)]
@@ -28,14 +47,17 @@ pub struct EnvCtx {
     pub xdg_data_home: Option<OsString>,
     /// `XDG_STATE_HOME`
     pub xdg_state_home: Option<OsString>,
-    /// `HOME`
+    /// `HOME` (on Windows `USERPROFILE`, else `HOME`, else the profile folder)
     pub home: Option<OsString>,
     /// The runtime folder the login manager makes for this user without
     /// always saying so (`/run/user/<uid>`); probed when `XDG_RUNTIME_DIR`
     /// is unset. `None` skips it (tests inject a folder of their own).
     pub login_runtime_dir: Option<PathBuf>,
-    /// The real user id of this process.
-    pub uid: u32,
+    /// Windows: the user's local application data folder (the known folder,
+    /// whatever the environment says). Unused elsewhere.
+    pub local_app_data: Option<PathBuf>,
+    /// The user of this process.
+    pub uid: Uid,
 }
 
 fn non_empty(v: Option<OsString>) -> Option<OsString> {
@@ -59,10 +81,9 @@ impl EnvCtx {
             xdg_runtime_dir: var("XDG_RUNTIME_DIR"),
             xdg_data_home: var("XDG_DATA_HOME"),
             xdg_state_home: var("XDG_STATE_HOME"),
-            // Some clients start MCP servers with little more than PATH: the
-            // password database still knows the home, so the registry is found.
-            home: var("HOME").or_else(|| non_empty(passwd_home(uid))),
-            login_runtime_dir: Some(PathBuf::from(format!("/run/user/{uid}"))),
+            home: platform_home(&var, uid),
+            login_runtime_dir: login_runtime_dir(uid),
+            local_app_data: local_app_data(),
             uid,
         }
     }
@@ -72,8 +93,45 @@ impl EnvCtx {
     }
 }
 
+/// Some clients start MCP servers with little more than PATH: the password
+/// database still knows the home, so the registry is found.
+#[cfg(unix)]
+fn platform_home(var: &impl Fn(&str) -> Option<OsString>, uid: Uid) -> Option<OsString> {
+    var("HOME").or_else(|| non_empty(passwd_home(uid)))
+}
+
+/// `USERPROFILE` is the Windows home; `HOME` (set by Git's shells) next; then
+/// the profile folder the system knows, for a stripped environment.
+#[cfg(windows)]
+fn platform_home(var: &impl Fn(&str) -> Option<OsString>, _: Uid) -> Option<OsString> {
+    var("USERPROFILE")
+        .or_else(|| var("HOME"))
+        .or_else(|| directories::BaseDirs::new().map(|d| d.home_dir().as_os_str().to_os_string()))
+}
+
+#[cfg(unix)]
+fn login_runtime_dir(uid: Uid) -> Option<PathBuf> {
+    Some(PathBuf::from(format!("/run/user/{uid}")))
+}
+
+#[cfg(windows)]
+fn login_runtime_dir(_: Uid) -> Option<PathBuf> {
+    None
+}
+
+#[cfg(windows)]
+fn local_app_data() -> Option<PathBuf> {
+    directories::BaseDirs::new().map(|d| d.data_local_dir().to_path_buf())
+}
+
+#[cfg(unix)]
+fn local_app_data() -> Option<PathBuf> {
+    None
+}
+
 /// The home folder the password database gives `uid`, for a process started
 /// without `HOME`.
+#[cfg(unix)]
 pub fn passwd_home(uid: u32) -> Option<OsString> {
     use std::os::unix::ffi::OsStrExt;
     let mut buf = vec![0u8; 4096];
@@ -106,9 +164,38 @@ pub fn passwd_home(uid: u32) -> Option<OsString> {
 }
 
 /// This process's real user id.
-pub fn current_uid() -> u32 {
+#[cfg(unix)]
+pub fn current_uid() -> Uid {
     // SAFETY: getuid has no preconditions and cannot fail.
     unsafe { libc::getuid() }
+}
+
+/// This process's user (see [`Uid`]).
+#[cfg(windows)]
+pub fn current_uid() -> Uid {
+    Uid
+}
+
+/// A path as the bytes that carry it in request metadata: its bytes on
+/// Unix; on Windows its text (WTF-8, which is UTF-8 for every path that is
+/// valid Unicode).
+pub fn path_to_wire(path: &Path) -> &[u8] {
+    path.as_os_str().as_encoded_bytes()
+}
+
+/// The path that [`path_to_wire`] gave, from bytes another process sent:
+/// any bytes on Unix; on Windows only UTF-8 (`None` otherwise), since
+/// arbitrary bytes are not a Windows path.
+pub fn path_from_wire(bytes: &[u8]) -> Option<PathBuf> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Some(PathBuf::from(std::ffi::OsStr::from_bytes(bytes)))
+    }
+    #[cfg(not(unix))]
+    {
+        std::str::from_utf8(bytes).ok().map(PathBuf::from)
+    }
 }
 
 /// Why no socket path could be derived.
@@ -129,6 +216,50 @@ pub enum PathError {
     /// No data directory can be found (no `HOME`, no `BERTH_DATA_DIR`).
     #[error("cannot find a data directory: set BERTH_DATA_DIR or HOME")]
     NoDataDir,
+    /// On Windows, `BERTH_SOCKET` must name a named pipe.
+    #[error(
+        "BERTH_SOCKET is {0:?}, but on Windows berth listens on a named pipe: set it to a name like \\\\.\\pipe\\berth-mine"
+    )]
+    NotAPipe(PathBuf),
+    /// On Windows, the user's SID (which names the pipe) cannot be read.
+    #[error(
+        "cannot read this process's user from its token ({0}); set BERTH_SOCKET to a pipe name"
+    )]
+    NoUser(String),
+}
+
+/// The prefix every Windows pipe name has.
+#[cfg(windows)]
+pub const PIPE_PREFIX: &str = r"\\.\pipe\";
+
+/// The daemon's named pipe on Windows: `$BERTH_SOCKET` when set (a pipe
+/// name), else `\\.\pipe\berth-<user SID>`. The pipe namespace is shared
+/// by every user of the machine, so the name is only where to look: the
+/// pipe's security descriptor and the client's check of the server's user
+/// decide trust ([`crate::verify`]).
+#[cfg(windows)]
+pub fn socket_path(env: &EnvCtx) -> Result<PathBuf, PathError> {
+    if let Some(explicit) = &env.berth_socket {
+        let path = PathBuf::from(explicit);
+        if !is_pipe_name(&path) {
+            return Err(PathError::NotAPipe(path));
+        }
+        return check_len(path);
+    }
+    let sid = crate::user_sid::Sid::of_this_process()
+        .and_then(|s| s.to_string_sid())
+        .map_err(|e| PathError::NoUser(e.to_string()))?;
+    check_len(PathBuf::from(format!("{PIPE_PREFIX}berth-{sid}")))
+}
+
+/// Whether `path` is a pipe name, `\\.\pipe\<something>` (case as Windows
+/// compares it: not at all).
+#[cfg(windows)]
+pub fn is_pipe_name(path: &Path) -> bool {
+    let s = path.as_os_str().to_string_lossy();
+    s.len() > PIPE_PREFIX.len()
+        && s.is_char_boundary(PIPE_PREFIX.len())
+        && s[..PIPE_PREFIX.len()].eq_ignore_ascii_case(PIPE_PREFIX)
 }
 
 /// The daemon's socket. Candidates, first usable wins:
@@ -142,6 +273,7 @@ pub enum PathError {
 ///    SDKs) then still meet the daemon a login shell started;
 /// 4. `/tmp/berth-<uid>/berthd.sock`, a per-user folder the daemon creates
 ///    0700 (never `$TMPDIR`, which differs between a shell and a GUI app).
+#[cfg(unix)]
 pub fn socket_path(env: &EnvCtx) -> Result<PathBuf, PathError> {
     if let Some(explicit) = &env.berth_socket {
         let path = PathBuf::from(explicit);
@@ -175,6 +307,7 @@ pub fn socket_path(env: &EnvCtx) -> Result<PathBuf, PathError> {
 
 /// The login manager's runtime folder: a real directory (no symlink), ours,
 /// mode exactly 0700. Anything else may have been made by someone else.
+#[cfg(unix)]
 fn is_login_runtime_dir(dir: &Path, uid: u32) -> bool {
     use std::os::unix::fs::MetadataExt;
     match std::fs::symlink_metadata(dir) {
@@ -198,6 +331,7 @@ fn check_len(path: PathBuf) -> Result<PathBuf, PathError> {
 /// A folder nobody else can plant a file in: ours, and not writable by group or others. A
 /// runtime dir made by hand with mkdir's 0755 qualifies; the XDG rule's 0700 is checked on
 /// the `berth` folder inside it, which the daemon creates.
+#[cfg(unix)]
 fn is_safe_dir_of(dir: &Path, uid: u32) -> bool {
     use std::os::unix::fs::MetadataExt;
     match std::fs::metadata(dir) {
@@ -220,6 +354,11 @@ pub fn data_dir(env: &EnvCtx) -> Result<PathBuf, PathError> {
     {
         return Ok(home.join("Library/Application Support/berth"));
     }
+    if cfg!(windows)
+        && let Some(local) = &env.local_app_data
+    {
+        return Ok(local.join("berth"));
+    }
     env.home_dir()
         .map(|h| h.join(".local/share/berth"))
         .ok_or(PathError::NoDataDir)
@@ -232,7 +371,7 @@ pub fn state_dir(env: &EnvCtx) -> Result<PathBuf, PathError> {
     if let Some(d) = &env.xdg_state_home {
         return Ok(Path::new(d).join("berth"));
     }
-    if env.berth_data_dir.is_some() || cfg!(target_os = "macos") {
+    if env.berth_data_dir.is_some() || cfg!(target_os = "macos") || cfg!(windows) {
         return Ok(data_dir(env)?.join("log"));
     }
     env.home_dir()
@@ -242,10 +381,32 @@ pub fn state_dir(env: &EnvCtx) -> Result<PathBuf, PathError> {
 
 /// The lock file that decides the one daemon for a socket. It sits beside the
 /// socket because the socket is what clients contend for.
+#[cfg(unix)]
 pub fn lock_path(socket: &Path) -> PathBuf {
     let mut name = socket.file_name().unwrap_or_default().to_os_string();
     name.push(".lock");
     socket.with_file_name(name)
+}
+
+/// The lock file that decides the one daemon for a pipe. A pipe has no folder
+/// to sit beside, so it is a file named after the pipe in the user's local
+/// application data (the known folder, so a stripped environment finds the
+/// same one): `%LOCALAPPDATA%\berth\pipes\<pipe name>.lock`.
+#[cfg(windows)]
+pub fn lock_path(socket: &Path) -> PathBuf {
+    let name = socket.as_os_str().to_string_lossy();
+    let name = name.get(PIPE_PREFIX.len()..).unwrap_or(&name);
+    let file: String = name
+        .chars()
+        .map(|c| match c {
+            '\\' | '/' | ':' | '*' | '?' | '"' | '<' | '>' | '|' => '_',
+            c => c,
+        })
+        .collect();
+    let base = local_app_data().unwrap_or_else(std::env::temp_dir);
+    base.join("berth")
+        .join("pipes")
+        .join(format!("{file}.lock"))
 }
 
 /// The lock that makes one daemon per data folder: the data folder is the
@@ -291,7 +452,8 @@ pub enum PrivateDirError {
 /// others. A folder we create gets mode 0700; one the user made (an explicit
 /// `BERTH_SOCKET`) may stay readable, since only a writer could plant or swap
 /// the socket, and the socket itself is 0600 with every peer's uid checked.
-pub fn ensure_private_dir(dir: &Path, uid: u32) -> Result<(), PrivateDirError> {
+#[cfg(unix)]
+pub fn ensure_private_dir(dir: &Path, uid: Uid) -> Result<(), PrivateDirError> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     if let Some(parent) = dir.parent() {
         std::fs::create_dir_all(parent).map_err(|source| PrivateDirError::Create {
@@ -333,7 +495,79 @@ pub fn ensure_private_dir(dir: &Path, uid: u32) -> Result<(), PrivateDirError> {
     Ok(())
 }
 
-#[cfg(test)]
+/// Creates `dir` (and its parents) if missing; refuses a link or a file in
+/// its place. Windows folders under the user's profile inherit an access
+/// list that admits only the user, the system and administrators.
+#[cfg(windows)]
+pub fn ensure_private_dir(dir: &Path, uid: Uid) -> Result<(), PrivateDirError> {
+    let _ = uid;
+    std::fs::create_dir_all(dir).map_err(|source| PrivateDirError::Create {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let meta = std::fs::symlink_metadata(dir).map_err(|source| PrivateDirError::Create {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let found = if meta.file_type().is_symlink() {
+        "a link"
+    } else if !meta.is_dir() {
+        "not a directory"
+    } else {
+        return Ok(());
+    };
+    Err(PrivateDirError::Create {
+        path: dir.to_path_buf(),
+        source: io::Error::other(format!(
+            "it is {found}; remove it so berth can create the folder"
+        )),
+    })
+}
+
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use super::*;
+
+    #[test]
+    fn the_pipe_is_named_after_the_user_and_berth_socket_must_be_a_pipe() {
+        let env = EnvCtx::from_vars(|_| None);
+        let pipe = socket_path(&env).unwrap();
+        let sid = crate::user_sid::Sid::of_this_process()
+            .unwrap()
+            .to_string_sid()
+            .unwrap();
+        assert_eq!(pipe, PathBuf::from(format!(r"\\.\pipe\berth-{sid}")));
+        let mine = EnvCtx {
+            berth_socket: Some(r"\\.\PIPE\berth-mine".into()),
+            ..EnvCtx::default()
+        };
+        assert_eq!(
+            socket_path(&mine).unwrap(),
+            PathBuf::from(r"\\.\PIPE\berth-mine")
+        );
+        let file = EnvCtx {
+            berth_socket: Some(r"C:\berth.sock".into()),
+            ..EnvCtx::default()
+        };
+        let err = socket_path(&file).unwrap_err();
+        assert!(matches!(err, PathError::NotAPipe(_)), "{err}");
+    }
+
+    #[test]
+    fn data_lives_in_local_app_data_and_a_pipes_lock_is_a_file_there() {
+        let env = EnvCtx::from_vars(|_| None);
+        let local = env.local_app_data.clone().expect("the known folder");
+        assert_eq!(data_dir(&env).unwrap(), local.join("berth"));
+        assert_eq!(state_dir(&env).unwrap(), local.join("berth").join("log"));
+        let lock = lock_path(Path::new(r"\\.\pipe\berth-x\y"));
+        assert_eq!(
+            lock,
+            local.join("berth").join("pipes").join("berth-x_y.lock")
+        );
+    }
+}
+
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -50,7 +50,7 @@ pub fn remove_if_ours(data_dir: &Path, pid: u32) {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;

@@ -25,9 +25,20 @@ impl LocalStream {
     }
 
     /// The peer's effective uid, where the platform tells it.
+    #[cfg(unix)]
     pub fn peer_uid(&self) -> io::Result<Option<u32>> {
         use interprocess::local_socket::traits::StreamCommon;
         self.0.peer_creds().map(|c| c.euid())
+    }
+
+    /// The peer's process id: a client's, or the pipe server's.
+    #[cfg(windows)]
+    pub fn peer_pid(&self) -> io::Result<u32> {
+        use interprocess::local_socket::traits::StreamCommon;
+        self.0
+            .peer_creds()?
+            .pid()
+            .ok_or_else(|| io::Error::other("the system does not tell the peer's process id"))
     }
 }
 

@@ -9,11 +9,20 @@
 //! - the socket file is ours;
 //! - the process that accepted the connection runs as us (`SO_PEERCRED` on
 //!   Linux, `getpeereid` on macOS), checked on the connected stream itself.
+//!
+//! On Windows the socket is a named pipe, whose namespace every user shares,
+//! so a pipe squatted by another user is the fake daemon to fear. The daemon
+//! creates its pipe as the first instance (a squatter's pipe makes that fail)
+//! with a descriptor admitting only the user; the client, before it writes,
+//! asks the pipe for the server's process id and compares that process's
+//! token user with its own.
 
 use std::io;
+#[cfg(unix)]
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
+use crate::paths::Uid;
 use crate::transport::LocalStream;
 
 /// Why a socket is not trusted: names the path, who owns it and what to do.
@@ -43,7 +52,8 @@ pub enum DialError {
 
 /// Checks the socket's folder and file without connecting. `Ok(false)` when
 /// the folder or the socket does not exist yet.
-pub fn check_path(socket: &Path, uid: u32) -> Result<bool, Untrusted> {
+#[cfg(unix)]
+pub fn check_path(socket: &Path, uid: Uid) -> Result<bool, Untrusted> {
     let dir = socket.parent().unwrap_or(Path::new("/"));
     let untrusted = |problem: String, next: String| Untrusted {
         socket: socket.to_path_buf(),
@@ -129,7 +139,8 @@ pub fn check_path(socket: &Path, uid: u32) -> Result<bool, Untrusted> {
 
 /// Connects to `socket` only after [`check_path`], and keeps the stream only
 /// when its peer runs as `uid`. Nothing is written before both checks pass.
-pub async fn dial(socket: &Path, uid: u32) -> Result<LocalStream, DialError> {
+#[cfg(unix)]
+pub async fn dial(socket: &Path, uid: Uid) -> Result<LocalStream, DialError> {
     check_path(socket, uid).map_err(DialError::Untrusted)?;
     let stream = match LocalStream::dial(socket).await {
         Ok(s) => s,
@@ -153,6 +164,46 @@ pub async fn dial(socket: &Path, uid: u32) -> Result<LocalStream, DialError> {
     }
 }
 
+/// Connects to the pipe `socket` and keeps the stream only when the process
+/// serving it runs as this process's user. Nothing is written before.
+#[cfg(windows)]
+pub async fn dial(socket: &Path, uid: Uid) -> Result<LocalStream, DialError> {
+    let _ = uid;
+    let stream = match LocalStream::dial(socket).await {
+        Ok(s) => s,
+        Err(e) if is_absent(&e) => return Err(DialError::Absent(e)),
+        Err(e) => return Err(DialError::Io(e)),
+    };
+    let untrusted = |problem: String| {
+        DialError::Untrusted(Untrusted {
+            socket: socket.to_path_buf(),
+            problem,
+            next: "Find the process that holds this pipe (Sysinternals `handle` or `pipelist`) and stop it, or set BERTH_SOCKET to another pipe name".into(),
+        })
+    };
+    let server = stream.peer_pid().map_err(|e| {
+        untrusted(format!(
+            "the pipe does not tell which process serves it ({e})"
+        ))
+    })?;
+    match server_user_is_ours(server) {
+        Ok(true) => Ok(stream),
+        Ok(false) => Err(untrusted(format!(
+            "the process serving it (pid {server}) runs as another user"
+        ))),
+        Err(e) => Err(untrusted(format!(
+            "the user of the process serving it (pid {server}) cannot be read ({e})"
+        ))),
+    }
+}
+
+/// Whether process `pid` runs as this process's user (their token SIDs).
+#[cfg(windows)]
+pub fn server_user_is_ours(pid: u32) -> io::Result<bool> {
+    use crate::user_sid::Sid;
+    Ok(Sid::of_process(pid)?.same_user(&Sid::of_this_process()?))
+}
+
 /// Whether a failed connect means nobody listens there.
 pub fn is_absent(e: &io::Error) -> bool {
     matches!(
@@ -161,7 +212,7 @@ pub fn is_absent(e: &io::Error) -> bool {
     )
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use crate::paths::current_uid;
@@ -193,5 +244,17 @@ mod tests {
         let err = check_path(&link.join("s.sock"), current_uid()).unwrap_err();
         assert!(err.problem.contains("symlink"), "{err}");
         assert!(err.to_string().contains("BERTH_SOCKET"), "{err}");
+    }
+}
+
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use super::*;
+
+    #[test]
+    fn our_own_process_is_our_user_and_a_missing_one_is_an_error() {
+        assert!(server_user_is_ours(std::process::id()).unwrap());
+        // No process has an id that is not a multiple of four.
+        assert!(server_user_is_ours(3).is_err());
     }
 }
