@@ -10,6 +10,7 @@
 //! - `rpc`: the gRPC server, the socket and its connections; the only layer that knows the
 //!   protocol's message types.
 //! - `process`: start-up, the instance locks, logging and shutdown.
+//! - `pids` (shared, like `error`): whether a process id is still a running berth program.
 //!
 //! Every module is private to the crate. What is public below is what `main.rs`, the
 //! benches and the integration tests use.
@@ -18,6 +19,7 @@ mod cache;
 mod error;
 mod files;
 mod ops;
+mod pids;
 mod pool;
 mod process;
 mod rpc;

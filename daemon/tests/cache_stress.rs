@@ -14,6 +14,8 @@
 //! answers per thousand may still be wrong at 20 ms yet turn right later (unset: counted and
 //! printed, not asserted, since it measures the CPU's load as much as the cache). A stale
 //! answer (still wrong 10 s after the change, or at quiescence) always fails.
+// Unix only: it swaps Unix symlinks and hard links under the cache on every component.
+#![cfg(unix)]
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

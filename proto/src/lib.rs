@@ -3,6 +3,8 @@
 //! - [`pb`]: the generated tonic/prost types for `proto/berth.proto`.
 //! - [`atomic`]: the one way berth replaces a file, syncing it and
 //!   following no link.
+//! - [`careful_open`]: reading a file without following a link or waiting
+//!   on a FIFO.
 //! - [`paths`]: where the socket, data and logs live, derived in one place
 //!   for the daemon and every client alike.
 //! - [`record`]: where the one daemon of a data folder listens, written by
@@ -36,6 +38,7 @@
 #![deny(missing_docs)]
 
 pub mod atomic;
+pub mod careful_open;
 pub mod client;
 pub mod codes;
 pub mod instance_lock;

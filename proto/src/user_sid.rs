@@ -121,6 +121,14 @@ pub fn pipe_sddl(user: &Sid) -> io::Result<String> {
     Ok(format!("D:P(A;;GA;;;{})", user.to_string_sid()?))
 }
 
+/// [`pipe_sddl`] for this process's user, ready for the pipe listener.
+pub fn pipe_security_descriptor()
+-> io::Result<interprocess::os::windows::security_descriptor::SecurityDescriptor> {
+    let sddl = pipe_sddl(&Sid::of_this_process()?)?;
+    let wide = widestring::U16CString::from_str(&sddl).map_err(io::Error::other)?;
+    interprocess::os::windows::security_descriptor::SecurityDescriptor::deserialize(&wide)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,5 +141,6 @@ mod tests {
         let text = me.to_string_sid().unwrap();
         assert!(text.starts_with("S-1-"), "{text}");
         assert_eq!(pipe_sddl(&me).unwrap(), format!("D:P(A;;GA;;;{text})"));
+        pipe_security_descriptor().expect("the descriptor parses");
     }
 }

@@ -186,7 +186,7 @@ pub async fn dial(socket: &Path, uid: Uid) -> Result<LocalStream, DialError> {
             "the pipe does not tell which process serves it ({e})"
         ))
     })?;
-    match server_user_is_ours(server) {
+    match runs_as_us(server) {
         Ok(true) => Ok(stream),
         Ok(false) => Err(untrusted(format!(
             "the process serving it (pid {server}) runs as another user"
@@ -197,9 +197,10 @@ pub async fn dial(socket: &Path, uid: Uid) -> Result<LocalStream, DialError> {
     }
 }
 
-/// Whether process `pid` runs as this process's user (their token SIDs).
+/// Whether process `pid` runs as this process's user (their token SIDs):
+/// the pipe server's for a client, a client's for the daemon.
 #[cfg(windows)]
-pub fn server_user_is_ours(pid: u32) -> io::Result<bool> {
+pub fn runs_as_us(pid: u32) -> io::Result<bool> {
     use crate::user_sid::Sid;
     Ok(Sid::of_process(pid)?.same_user(&Sid::of_this_process()?))
 }
@@ -253,8 +254,8 @@ mod windows_tests {
 
     #[test]
     fn our_own_process_is_our_user_and_a_missing_one_is_an_error() {
-        assert!(server_user_is_ours(std::process::id()).unwrap());
+        assert!(runs_as_us(std::process::id()).unwrap());
         // No process has an id that is not a multiple of four.
-        assert!(server_user_is_ours(3).is_err());
+        assert!(runs_as_us(3).is_err());
     }
 }

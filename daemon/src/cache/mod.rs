@@ -27,7 +27,6 @@ pub(crate) mod watch;
 
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Bound;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak, mpsc};
@@ -695,7 +694,9 @@ struct Stamp {
 }
 
 impl Stamp {
+    #[cfg(unix)]
     fn of(path: &Path) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
         let m = std::fs::symlink_metadata(path).ok()?;
         Some(Stamp {
             dev: m.dev(),
@@ -706,6 +707,37 @@ impl Stamp {
             ctime: (m.ctime(), m.ctime_nsec()),
         })
     }
+
+    /// Windows tells a path's attributes, size, and write and creation times (100 ns ticks
+    /// since 1601) without opening it; no file id and no change time, so a stamp here is the
+    /// weaker one. Entries under watches, which is every local file system on Windows, do
+    /// not rely on it.
+    #[cfg(windows)]
+    fn of(path: &Path) -> Option<Stamp> {
+        use std::os::windows::fs::MetadataExt;
+        const DIRECTORY: u32 = 0x10;
+        let m = std::fs::symlink_metadata(path).ok()?;
+        let ticks = |t: u64| {
+            // 1601 to 1970, in 100 ns ticks.
+            let unix = t as i64 - 116_444_736_000_000_000;
+            (
+                unix.div_euclid(10_000_000),
+                unix.rem_euclid(10_000_000) * 100,
+            )
+        };
+        Some(Stamp {
+            dev: 0,
+            ino: 0,
+            mode: if m.file_attributes() & DIRECTORY != 0 {
+                0o040_000
+            } else {
+                0o100_000
+            },
+            size: m.file_size(),
+            mtime: ticks(m.last_write_time()),
+            ctime: ticks(m.creation_time()),
+        })
+    }
 }
 
 impl Fingerprint {
@@ -714,7 +746,8 @@ impl Fingerprint {
     fn take(dir: &Path) -> Option<Fingerprint> {
         let dir_stamp = Stamp::of(dir)?;
         let berth = Stamp::of(&dir.join(PROJECT_DIR));
-        // The file-type bits are the same on every Unix; libc's types for them are not.
+        // The file-type bits are the same on every Unix (and stamped so on Windows); libc's
+        // types for them are not.
         let is_dir = berth.is_some_and(|b| b.mode & 0o170_000 == 0o040_000);
         let file = if is_dir {
             Stamp::of(&project_file_path(dir))
@@ -850,6 +883,7 @@ mod tests {
     }
 
     /// Waits until `dir` is no longer known as canonical (an event has to arrive).
+    #[cfg(unix)]
     fn forgotten(cache: &LookupCache, dir: &Path) {
         let start = Instant::now();
         while cache.knows_canonical_dir(dir) {
@@ -862,6 +896,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // Unix links, modes or FIFOs
     fn a_watched_folder_is_known_canonical_until_an_ancestor_becomes_a_link() {
         let (_t, root) = tree();
         let dir = root.join("a/b");
@@ -886,6 +921,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // Unix links, modes or FIFOs
     fn a_path_through_a_link_is_never_known_canonical() {
         let (_t, root) = tree();
         std::fs::create_dir(root.join("real")).unwrap();
@@ -1043,6 +1079,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // Unix links, modes or FIFOs
     fn a_symlinked_project_file_is_never_cached() {
         let (_t, root) = tree();
         std::fs::create_dir(root.join(PROJECT_DIR)).unwrap();

@@ -3,6 +3,7 @@
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Read};
+#[cfg(unix)]
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
@@ -51,11 +52,12 @@ pub fn read_project_file(path: &Path) -> Option<Result<String, ProjectFileError>
 fn open_and_read(path: &Path) -> Option<Result<String, ProjectFileError>> {
     // O_NONBLOCK: opening a FIFO must not wait for a writer. O_NOCTTY: the daemon has no
     // controlling terminal, and opening a tty must not give it one.
-    let file = match OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
-        .open(path)
-    {
+    // (Windows file systems hold no FIFOs or terminals.)
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC);
+    let file = match options.open(path) {
         Ok(file) => file,
         Err(e) => return open_error(&e),
     };
@@ -93,6 +95,16 @@ fn open_error(e: &io::Error) -> Option<Result<String, ProjectFileError>> {
     }
 }
 
+#[cfg(windows)]
+fn describe(meta: &Metadata) -> &'static str {
+    if meta.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
+#[cfg(unix)]
 fn describe(meta: &Metadata) -> &'static str {
     let kind = meta.file_type();
     if kind.is_dir() {
@@ -110,7 +122,8 @@ fn describe(meta: &Metadata) -> &'static str {
     }
 }
 
-#[cfg(test)]
+// FIFOs, modes and links are Unix ones.
+#[cfg(all(test, unix))]
 mod tests {
     use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;

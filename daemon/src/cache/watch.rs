@@ -131,6 +131,8 @@ fn error_of(e: &notify::Error) -> WatchError {
         notify::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound => {
             WatchError::NotFound
         }
+        // inotify's way of saying its watches ran out.
+        #[cfg(unix)]
         notify::ErrorKind::Io(io) if io.raw_os_error() == Some(libc::ENOSPC) => WatchError::Limit,
         _ => WatchError::Other(e.to_string()),
     }

@@ -5,7 +5,6 @@
 //! (docs/decisions/0016-homes-never-nest-and-are-opened-without-links.md).
 
 use std::io;
-use std::path::Path;
 
 use berth_proto::atomic::temp_writer;
 use cap_std::fs::Dir;
@@ -14,23 +13,7 @@ use cap_std::fs::Dir;
 /// Where `/proc` tells, the process must be a `berthd`: a pid reused by another program does
 /// not keep a stale file forever.
 pub fn writer_running(pid: u32) -> bool {
-    if pid == std::process::id() {
-        return true;
-    }
-    let Ok(pid_t) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    if pid_t <= 0 {
-        return false;
-    }
-    let proc = Path::new("/proc");
-    if proc.join("self").exists() {
-        return std::fs::read_to_string(proc.join(pid.to_string()).join("comm"))
-            .is_ok_and(|comm| comm.trim_end().starts_with("berthd"));
-    }
-    // SAFETY: signal 0 only checks that the process exists and may be signalled.
-    let r = unsafe { libc::kill(pid_t, 0) };
-    r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    pid == std::process::id() || crate::pids::runs(pid, "berthd")
 }
 
 /// How much one start-up sweep may look at.
@@ -56,12 +39,8 @@ pub fn sweep_stale(dir: &Dir, budget: &mut Budget, depth: usize) -> usize {
         let Ok(ft) = entry.file_type() else { continue };
         let name = entry.file_name();
         if ft.is_dir() && depth < budget.depth {
-            let flags = rustix::fs::OFlags::RDONLY
-                | rustix::fs::OFlags::DIRECTORY
-                | rustix::fs::OFlags::NOFOLLOW
-                | rustix::fs::OFlags::CLOEXEC;
-            if let Ok(fd) = rustix::fs::openat(dir, &name, flags, rustix::fs::Mode::empty()) {
-                removed += sweep_stale(&Dir::from(fd), budget, depth + 1);
+            if let Ok(sub) = open_subdir(dir, &name) {
+                removed += sweep_stale(&sub, budget, depth + 1);
             }
         } else if ft.is_file()
             && temp_writer(&name).is_some_and(|pid| !writer_running(pid))
@@ -73,11 +52,32 @@ pub fn sweep_stale(dir: &Dir, budget: &mut Budget, depth: usize) -> usize {
     removed
 }
 
-#[cfg(test)]
+/// Opens the folder `name` in `dir`, refusing a link put there since it was listed.
+#[cfg(unix)]
+fn open_subdir(dir: &Dir, name: &std::ffi::OsStr) -> io::Result<Dir> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    Ok(Dir::from(rustix::fs::openat(
+        dir,
+        name,
+        flags,
+        Mode::empty(),
+    )?))
+}
+
+/// Opens the folder `name` in `dir`, refusing a link put there since it was listed.
+#[cfg(windows)]
+fn open_subdir(dir: &Dir, name: &std::ffi::OsStr) -> io::Result<Dir> {
+    let here: crate::files::linkfree::Handle = dir.try_clone()?.into_std_file().into();
+    crate::files::linkfree::open_dir_beneath(Some(&here), std::path::Path::new(name)).map(Dir::from)
+}
+
+// Their links and the folder moved mid-write are Unix ones.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
-    fn open(p: &Path) -> Dir {
+    fn open(p: &std::path::Path) -> Dir {
         Dir::open_ambient_dir(p, cap_std::ambient_authority()).unwrap()
     }
 

@@ -5,15 +5,27 @@
 //!
 //! On Linux 5.6 and later one `openat2(RESOLVE_NO_SYMLINKS)` does it. Elsewhere, or where the
 //! call is missing or filtered, the path is walked one component at a time with
-//! `O_NOFOLLOW | O_DIRECTORY`, each step relative to the folder opened before it.
+//! `O_NOFOLLOW | O_DIRECTORY`, each step relative to the folder opened before it. On Windows
+//! the walk is cap-std's: each component opened beneath the one before, refusing a symlink or
+//! junction (`ERROR_STOPPED_ON_SYMLINK`).
 
 use std::io;
+#[cfg(unix)]
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Component, Path};
 
+#[cfg(unix)]
 use rustix::fs::{CWD, Mode, OFlags};
 
-/// Which folder a handle is: its device and inode.
+/// An open folder: a descriptor on Unix, a handle on Windows.
+#[cfg(unix)]
+pub type Handle = OwnedFd;
+/// An open folder: a descriptor on Unix, a handle on Windows.
+#[cfg(windows)]
+pub type Handle = std::os::windows::io::OwnedHandle;
+
+/// Which folder a handle is: its device and inode (on Windows, its volume serial number and
+/// file index).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Identity {
     /// `st_dev`.
@@ -23,6 +35,66 @@ pub struct Identity {
 }
 
 /// The identity of an opened file or folder.
+#[cfg(windows)]
+pub fn identity(h: &Handle) -> io::Result<Identity> {
+    let (dev, ino) = crate::files::identity::of_handle(h)?;
+    Ok(Identity { dev, ino })
+}
+
+/// True when `e` says a component was a symlink or junction.
+#[cfg(windows)]
+pub fn is_link_refusal(e: &io::Error) -> bool {
+    const ERROR_STOPPED_ON_SYMLINK: i32 = 681;
+    const ERROR_TOO_MANY_LINKS: i32 = 1142;
+    matches!(
+        e.raw_os_error(),
+        Some(ERROR_STOPPED_ON_SYMLINK | ERROR_TOO_MANY_LINKS)
+    )
+}
+
+/// Opens the absolute folder `path`, refusing any link on the way.
+#[cfg(windows)]
+pub fn open_dir(path: &Path) -> io::Result<Handle> {
+    if !path.is_absolute() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not an absolute path",
+        ));
+    }
+    open_dir_beneath(None, path)
+}
+
+/// Opens the folder `rel` below `base` (or the absolute `rel` from its drive's root when `base`
+/// is `None`), one component at a time, refusing any link on the way and any `..`.
+#[cfg(windows)]
+pub fn open_dir_beneath(base: Option<&Handle>, rel: &Path) -> io::Result<Handle> {
+    if rel.components().any(|c| c == Component::ParentDir) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a \"..\" segment",
+        ));
+    }
+    let mut at = match base {
+        Some(h) => std::fs::File::from(h.try_clone()?),
+        None => {
+            // The drive (or share) and its root are where the walk starts.
+            let root: std::path::PathBuf = rel
+                .components()
+                .take_while(|c| matches!(c, Component::Prefix(_) | Component::RootDir))
+                .collect();
+            cap_primitives::fs::open_ambient_dir(&root, cap_std::ambient_authority())?
+        }
+    };
+    for c in rel.components() {
+        if let Component::Normal(name) = c {
+            at = cap_primitives::fs::open_dir_nofollow(&at, Path::new(name))?;
+        }
+    }
+    Ok(at.into())
+}
+
+/// The identity of an opened file or folder.
+#[cfg(unix)]
 pub fn identity(fd: impl AsFd) -> io::Result<Identity> {
     let st = rustix::fs::fstat(fd)?;
     Ok(Identity {
@@ -32,11 +104,13 @@ pub fn identity(fd: impl AsFd) -> io::Result<Identity> {
 }
 
 /// True when `e` says a component was a symlink (what both ways of opening answer then).
+#[cfg(unix)]
 pub fn is_link_refusal(e: &io::Error) -> bool {
     e.raw_os_error() == Some(libc::ELOOP)
 }
 
 /// Opens the absolute folder `path` for reading, refusing any symlink on the way (`ELOOP`).
+#[cfg(unix)]
 pub fn open_dir(path: &Path) -> io::Result<OwnedFd> {
     if !path.is_absolute() {
         return Err(io::Error::new(
@@ -49,6 +123,7 @@ pub fn open_dir(path: &Path) -> io::Result<OwnedFd> {
 
 /// Opens the folder `rel` below the folder `base` (or the absolute `rel` when `base` is
 /// `None`), refusing any symlink on the way and any `..`.
+#[cfg(unix)]
 pub fn open_dir_beneath(base: Option<&OwnedFd>, rel: &Path) -> io::Result<OwnedFd> {
     if rel.components().any(|c| c == Component::ParentDir) {
         return Err(io::Error::new(
@@ -80,6 +155,7 @@ pub fn open_dir_beneath(base: Option<&OwnedFd>, rel: &Path) -> io::Result<OwnedF
 }
 
 /// The portable way: one `openat(O_NOFOLLOW | O_DIRECTORY)` per component.
+#[cfg(unix)]
 pub fn walk(base: Option<&OwnedFd>, rel: &Path) -> io::Result<OwnedFd> {
     let step = OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
     let mut at: OwnedFd = match base {
@@ -109,6 +185,7 @@ pub fn walk(base: Option<&OwnedFd>, rel: &Path) -> io::Result<OwnedFd> {
     Ok(at)
 }
 
+#[cfg(unix)]
 fn is_link(at: &OwnedFd, name: &std::ffi::OsStr) -> bool {
     rustix::fs::statat(at, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|st| {
         rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink
@@ -124,7 +201,7 @@ fn dot(rel: &Path) -> &Path {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -8,6 +8,7 @@
 //! file, flushed, then renamed). Sizes are bounded with clear errors.
 
 pub(crate) mod atomic;
+pub(crate) mod identity;
 pub(crate) mod linkfree;
 
 use std::io::{self, Read};
@@ -224,9 +225,7 @@ impl Folder {
             .map_err(|e| self.err(rel, e))?;
         self.check_regular(rel, &look)?;
         let mut options = OpenOptions::new();
-        options
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY);
+        options.read(true).custom_flags(NO_FOLLOW_NO_WAIT);
         let file = self
             .dir
             .open_with(rel, &options)
@@ -511,7 +510,7 @@ pub fn move_path(
     }
     match from.dir.rename(from_rel, &to.dir, to_rel) {
         Ok(()) => {}
-        Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
+        Err(e) if e.raw_os_error() == Some(CROSS_DEVICE) => {
             // Different filesystems: copy the file, then remove the original.
             let content = from.read_text(from_rel)?;
             to.write_atomic(to_rel, content.as_bytes())?;
@@ -528,6 +527,21 @@ pub fn move_path(
     })
 }
 
+/// How a file is opened to be read: never through a link, never waiting.
+#[cfg(unix)]
+const NO_FOLLOW_NO_WAIT: i32 = libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY;
+/// `FILE_FLAG_OPEN_REPARSE_POINT`: a link is opened as itself (and then refused as not a
+/// regular file). Windows has no FIFOs in its file systems, so nothing there can hold a read.
+#[cfg(windows)]
+const NO_FOLLOW_NO_WAIT: u32 = 0x0020_0000;
+
+/// The error a rename across file systems answers.
+#[cfg(unix)]
+const CROSS_DEVICE: i32 = libc::EXDEV;
+/// `ERROR_NOT_SAME_DEVICE`.
+#[cfg(windows)]
+const CROSS_DEVICE: i32 = 17;
+
 fn dot(rel: &Path) -> PathBuf {
     if rel.as_os_str().is_empty() {
         PathBuf::from(".")
@@ -536,7 +550,14 @@ fn dot(rel: &Path) -> PathBuf {
     }
 }
 
+/// Reads on Windows never were non-blocking.
+#[cfg(windows)]
+fn clear_nonblocking(_: &cap_std::fs::File) -> io::Result<()> {
+    Ok(())
+}
+
 /// Restores blocking reads on a file opened with `O_NONBLOCK`.
+#[cfg(unix)]
 fn clear_nonblocking(file: &cap_std::fs::File) -> io::Result<()> {
     use std::os::fd::AsRawFd;
     let fd = file.as_raw_fd();
@@ -553,6 +574,13 @@ fn clear_nonblocking(file: &cap_std::fs::File) -> io::Result<()> {
 }
 
 /// What a special file is, in words.
+#[cfg(windows)]
+fn special_kind(_: &cap_std::fs::FileType) -> &'static str {
+    "not a file"
+}
+
+/// What a special file is, in words.
+#[cfg(unix)]
 fn special_kind(ft: &cap_std::fs::FileType) -> &'static str {
     use cap_std::fs::FileTypeExt;
     if ft.is_fifo() {
@@ -569,11 +597,12 @@ fn special_kind(ft: &cap_std::fs::FileType) -> &'static str {
 fn is_escape(e: &io::Error) -> bool {
     let text = e.to_string();
     text.contains("outside")
-        || e.raw_os_error() == Some(libc::EXDEV)
-        || e.raw_os_error() == Some(libc::ELOOP)
+        || e.raw_os_error() == Some(CROSS_DEVICE)
+        || linkfree::is_link_refusal(e)
 }
 
-#[cfg(test)]
+// Their folders, links, FIFOs and sockets are Unix ones.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

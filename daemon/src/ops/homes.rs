@@ -10,12 +10,11 @@
 //! so a row written straight into the database can never yield a home at `/`.
 
 use std::collections::{BTreeMap, HashMap};
-use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use crate::error::BerthError;
 use crate::files::atomic::{Budget, sweep_stale};
-use crate::files::linkfree::{self, Identity};
+use crate::files::linkfree::{self, Handle, Identity};
 use crate::ops::device::Device;
 use berth_core::homeguard::{GuardCtx, HomeRefusal, check_home_lexical};
 use berth_core::pathutil::{is_strict_ancestor, normalize};
@@ -181,6 +180,7 @@ pub fn nested_homes(reg: &Registry) -> BTreeMap<String, Vec<String>> {
     notes
 }
 
+#[cfg(unix)]
 fn writable_and_searchable(dir: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt;
     let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
@@ -188,6 +188,13 @@ fn writable_and_searchable(dir: &Path) -> bool {
     };
     // SAFETY: c is a valid NUL-terminated path.
     unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+}
+
+/// Windows keeps access in lists, not mode bits: a folder that is not marked read-only is
+/// taken as writable, and a write that the access list refuses says so itself.
+#[cfg(windows)]
+fn writable_and_searchable(dir: &Path) -> bool {
+    std::fs::metadata(dir).is_ok_and(|m| m.is_dir() && !m.permissions().readonly())
 }
 
 impl Device {
@@ -215,7 +222,7 @@ impl Device {
 
     /// A managed home sits in berth's own data dir, which the user chose and no tool can reach:
     /// the data dir is opened as configured, the home beneath it without links.
-    fn open_managed_home(&self, name: &str, path: &Path) -> Result<OwnedFd, BerthError> {
+    fn open_managed_home(&self, name: &str, path: &Path) -> Result<Handle, BerthError> {
         let internal = |e: std::io::Error| {
             BerthError::internal(format!(
                 "opening the home of workspace {name:?} at {path:?}: {e}"
@@ -237,10 +244,19 @@ impl Device {
     }
 
     /// berth's data dir, opened as the user configured it (a link there is their choice).
-    fn open_data_dir(&self) -> std::io::Result<OwnedFd> {
-        use rustix::fs::{Mode, OFlags};
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        Ok(rustix::fs::open(self.data_dir(), flags, Mode::empty())?)
+    fn open_data_dir(&self) -> std::io::Result<Handle> {
+        #[cfg(unix)]
+        {
+            use rustix::fs::{Mode, OFlags};
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            Ok(rustix::fs::open(self.data_dir(), flags, Mode::empty())?)
+        }
+        #[cfg(windows)]
+        {
+            let dir =
+                cap_std::fs::Dir::open_ambient_dir(self.data_dir(), cap_std::ambient_authority())?;
+            Ok(dir.into_std_file().into())
+        }
     }
 
     /// Compares the opened home with the folder that was approved; records it when no record
@@ -249,7 +265,7 @@ impl Device {
         &self,
         entry: &WorkspaceEntry,
         path: &Path,
-        fd: &OwnedFd,
+        fd: &Handle,
     ) -> Result<(), BerthError> {
         let now = linkfree::identity(fd).map_err(|e| unopenable(entry, path, &e))?;
         match self.store().home_identity(&entry.name)? {
@@ -392,6 +408,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // Unix links, modes or FIFOs
     fn a_symlink_into_a_system_folder_is_judged_by_where_it_leads() {
         let tmp = tempfile::tempdir().unwrap();
         let link = tmp.path().join("notes");

@@ -13,20 +13,7 @@ use crate::ops::device::Device;
 /// Whether the shim with this pid still runs: the process exists and, where `/proc` tells,
 /// is a `berth-mcp` (so a pid reused by another program does not keep a folder forever).
 pub fn shim_running(pid: u32) -> bool {
-    let Ok(pid_t) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    if pid_t <= 0 {
-        return false;
-    }
-    let proc = std::path::Path::new("/proc");
-    if proc.join("self").exists() {
-        return std::fs::read_to_string(proc.join(pid.to_string()).join("comm"))
-            .is_ok_and(|comm| comm.trim_end().starts_with("berth-mcp"));
-    }
-    // SAFETY: signal 0 only checks that the process exists and may be signalled.
-    let r = unsafe { libc::kill(pid_t, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    crate::pids::runs(pid, "berth-mcp")
 }
 
 impl Device {
@@ -63,11 +50,15 @@ impl Device {
                 if !meta.is_dir() {
                     continue;
                 }
-                use std::os::unix::fs::MetadataExt;
+                let mtime = meta
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
                 if let Some(name) = e.file_name().to_str() {
                     dirs.push(ScratchDir {
                         name: name.to_string(),
-                        mtime: meta.mtime(),
+                        mtime,
                     });
                 }
             }

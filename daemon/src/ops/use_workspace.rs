@@ -215,7 +215,6 @@ fn write_project_file(
 /// KiB, is refused rather than read (a cloned repository may plant one).
 fn read_existing(file: &std::path::Path) -> Result<Option<Vec<u8>>, BerthError> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
     let refuse = |what: &str| {
         BerthError::refused(format!(
             "{} is {what}, not a project file berth can replace; remove it, then run `workspace use` again",
@@ -234,10 +233,7 @@ fn read_existing(file: &std::path::Path) -> Result<Option<Vec<u8>>, BerthError> 
         return Err(refuse("not a regular file"));
     }
     let limit = berth_core::project_file::MAX_PROJECT_FILE_BYTES as u64;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(file)
+    let f = berth_proto::careful_open::open_read(file)
         .map_err(|e| BerthError::refused(format!("{}: {e}", file.display())))?;
     if !f.metadata().is_ok_and(|m| m.is_file()) {
         return Err(refuse("not a regular file"));

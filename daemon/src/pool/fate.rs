@@ -1,6 +1,8 @@
 //! A call's fate on the pool (given up, or committed) and the thread-local the store asks
 //! before it commits (docs/decisions/0015-stop-means-stopped.md). A file of its own so that the
 //! store, which asks, does not depend on the pool, which answers with `BerthError`s.
+// Clippy misreads the Windows expansion of `thread_local!`; the initializer below is const.
+#![cfg_attr(windows, allow(clippy::missing_const_for_thread_local))]
 
 use std::cell::RefCell;
 use std::sync::Arc;

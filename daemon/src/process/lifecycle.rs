@@ -6,13 +6,14 @@
 //! without touching anything of the first's.
 
 use std::io::Write;
+#[cfg(unix)]
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use berth_proto::paths::{self, EnvCtx};
+use berth_proto::paths::{self, EnvCtx, Uid};
 
 use crate::ops::device::{Device, STOP_GRACE};
 use crate::process::lock::{DataFolder, InstanceLock};
@@ -44,10 +45,24 @@ pub struct Options {
 struct ReadyPipe(Option<std::fs::File>);
 
 impl ReadyPipe {
+    #[cfg(unix)]
     fn from_fd(fd: Option<i32>) -> ReadyPipe {
         // SAFETY: the spawner passed this descriptor to us for this purpose
         // and nothing else in this process owns it.
         ReadyPipe(fd.map(|fd| std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) })))
+    }
+
+    /// On Windows the spawner's pipe is our standard output (`--ready-fd 1`):
+    /// taken over, so that saying the line also closes it and the spawner
+    /// reads its end.
+    #[cfg(windows)]
+    fn from_fd(fd: Option<i32>) -> ReadyPipe {
+        use std::os::windows::io::{AsRawHandle, FromRawHandle};
+        ReadyPipe(fd.filter(|&fd| fd == 1).map(|_| {
+            // SAFETY: the spawner gave us this handle as our stdout for this
+            // line alone; nothing else here writes to stdout (logs go to a file).
+            unsafe { std::fs::File::from_raw_handle(std::io::stdout().as_raw_handle()) }
+        }))
     }
 
     fn say(&mut self, line: &str) {
@@ -79,8 +94,12 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
     if let Err(e) = crate::process::logging::init(&state_dir, opts.foreground) {
         tracing::warn!(dir = ?state_dir, error = %e, "cannot open the log file; logging to stderr");
     }
-    let socket_dir = socket.parent().unwrap_or(std::path::Path::new("/"));
-    paths::ensure_private_dir(socket_dir, env.uid).map_err(|e| e.to_string())?;
+    // A pipe has no folder; its security descriptor is set when it is made.
+    #[cfg(unix)]
+    {
+        let socket_dir = socket.parent().unwrap_or(std::path::Path::new("/"));
+        paths::ensure_private_dir(socket_dir, env.uid).map_err(|e| e.to_string())?;
+    }
     let inherited = systemd_socket();
     // The data folder first: it is the registry's identity, and a daemon for
     // it may already listen on another socket.
@@ -112,6 +131,11 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
         }
     };
     let lock_path = paths::lock_path(&socket);
+    // A pipe's lock lives in a folder of its own (see `paths::lock_path`).
+    #[cfg(windows)]
+    if let Some(dir) = lock_path.parent() {
+        paths::ensure_private_dir(dir, env.uid).map_err(|e| e.to_string())?;
+    }
     let Some(lock) = InstanceLock::try_acquire(&lock_path)
         .map_err(|e| format!("taking the lock {lock_path:?}: {e}"))?
     else {
@@ -183,14 +207,17 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
 async fn serve(
     device: Arc<Device>,
     socket: PathBuf,
-    inherited: Option<OwnedFd>,
-    uid: u32,
+    inherited: Option<Inherited>,
+    uid: Uid,
     limits: crate::rpc::connections::Limits,
     data_lock_file: Option<(PathBuf, (u64, u64))>,
     ready: &mut ReadyPipe,
 ) -> Result<(), String> {
     let bound = match inherited {
+        #[cfg(unix)]
         Some(fd) => BoundSocket::from_systemd(fd, &socket),
+        #[cfg(windows)]
+        Some(never) => match never {},
         None => BoundSocket::bind(&socket, uid).await,
     }
     .map_err(|e| e.to_string())?;
@@ -230,17 +257,11 @@ async fn serve(
         .http2_keepalive_timeout(Some(limits.idle_timeout))
         .add_service(service)
         .serve_with_incoming_shutdown(incoming, device.stopped());
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| format!("installing the SIGTERM handler: {e}"))?;
-    let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-        .map_err(|e| format!("installing the SIGINT handler: {e}"))?;
+    let stop_signal = stop_signal()?;
     tokio::spawn({
         let device = device.clone();
         async move {
-            tokio::select! {
-                _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
-                _ = int.recv() => tracing::info!("SIGINT: shutting down"),
-            }
+            stop_signal.await;
             device.shut_down(STOP_GRACE).await;
         }
     });
@@ -277,9 +298,52 @@ async fn serve(
     Ok(())
 }
 
+/// Resolves when the system asks the daemon to stop: SIGTERM or SIGINT.
+#[cfg(unix)]
+fn stop_signal() -> Result<impl std::future::Future<Output = ()>, String> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())
+        .map_err(|e| format!("installing the SIGTERM handler: {e}"))?;
+    let mut int = signal(SignalKind::interrupt())
+        .map_err(|e| format!("installing the SIGINT handler: {e}"))?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
+            _ = int.recv() => tracing::info!("SIGINT: shutting down"),
+        }
+    })
+}
+
+/// Resolves when the console asks the daemon to stop: Ctrl+C, Ctrl+Break,
+/// or the console closing (only a foreground daemon has a console; a
+/// detached one is stopped with `berth daemon stop`).
+#[cfg(windows)]
+fn stop_signal() -> Result<impl std::future::Future<Output = ()>, String> {
+    use tokio::signal::windows::{ctrl_break, ctrl_c, ctrl_close};
+    let handler = |what: &str, e: std::io::Error| format!("installing the {what} handler: {e}");
+    let mut c = ctrl_c().map_err(|e| handler("Ctrl+C", e))?;
+    let mut brk = ctrl_break().map_err(|e| handler("Ctrl+Break", e))?;
+    let mut close = ctrl_close().map_err(|e| handler("console close", e))?;
+    Ok(async move {
+        tokio::select! {
+            _ = c.recv() => tracing::info!("Ctrl+C: shutting down"),
+            _ = brk.recv() => tracing::info!("Ctrl+Break: shutting down"),
+            _ = close.recv() => tracing::info!("console closed: shutting down"),
+        }
+    })
+}
+
+/// What socket activation hands over: a descriptor on Unix; nothing can be
+/// handed over on Windows.
+#[cfg(unix)]
+type Inherited = OwnedFd;
+#[cfg(windows)]
+type Inherited = std::convert::Infallible;
+
 /// The listening socket systemd passed us (socket activation), when
 /// `LISTEN_PID` is our pid and `LISTEN_FDS` is at least 1: descriptor 3
 /// (`SD_LISTEN_FDS_START`). See docs/decisions/0009-systemd-socket-activation.md.
+#[cfg(unix)]
 fn systemd_socket() -> Option<OwnedFd> {
     let var = |k| std::env::var(k).ok()?.trim().parse::<u32>().ok();
     let (pid, fds) = (var("LISTEN_PID")?, var("LISTEN_FDS")?);
@@ -291,13 +355,21 @@ fn systemd_socket() -> Option<OwnedFd> {
     Some(unsafe { OwnedFd::from_raw_fd(3) })
 }
 
-/// Creates the data dir (0700 when we create it). An existing one is the
-/// user's choice and is used as it is.
+/// Windows has no socket activation.
+#[cfg(windows)]
+fn systemd_socket() -> Option<Inherited> {
+    None
+}
+
+/// Creates the data dir (0700 when we create it; on Windows it inherits the
+/// profile's access list). An existing one is the user's choice and is used
+/// as it is.
 fn create_data_dir(dir: &std::path::Path) -> Result<(), String> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
         .create(dir)
         .map_err(|e| format!("creating the data directory {dir:?}: {e}"))?;
     if !dir.is_dir() {

@@ -1,12 +1,12 @@
-//! The instance locks: an exclusive `flock` on `<data>/berthd.lock` decides
-//! the one daemon of a registry (docs/decisions/0013-one-daemon-per-data-folder.md),
-//! and one on a file beside the socket the one daemon for that socket. The
-//! kernel drops them when the process dies, however it dies, so a crash
-//! never leaves a stale lock.
+//! The instance locks: an exclusive lock (`berth_proto::instance_lock`) on
+//! `<data>/berthd.lock` decides the one daemon of a registry
+//! (docs/decisions/0013-one-daemon-per-data-folder.md), and one on a file
+//! beside the socket (for a Windows pipe, a file named after it) the one
+//! daemon for that socket. The system drops them when the process dies,
+//! however it dies, so a crash never leaves a stale lock.
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -24,22 +24,14 @@ impl InstanceLock {
     /// process holds it. On success the file holds our pid, for
     /// `berth daemon stop --force` and for error messages.
     pub fn try_acquire(path: &Path) -> io::Result<Option<InstanceLock>> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_CLOEXEC)
-            .open(path)?;
-        // SAFETY: flock on a descriptor we own.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            let err = io::Error::last_os_error();
-            if err.kind() == io::ErrorKind::WouldBlock {
-                return Ok(None);
-            }
-            return Err(err);
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true).write(true).create(true).truncate(false);
+        // std opens with O_CLOEXEC already; a hook's stop command inherits nothing.
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options.open(path)?;
+        if !berth_proto::instance_lock::try_lock(&file)? {
+            return Ok(None);
         }
         file.set_len(0)?;
         (&file).write_all(format!("{}\n", std::process::id()).as_bytes())?;
@@ -57,9 +49,7 @@ impl InstanceLock {
     /// Which file the lock is held on (device, inode), to notice later that its path names
     /// another file or none.
     pub fn identity(&self) -> io::Result<(u64, u64)> {
-        use std::os::unix::fs::MetadataExt;
-        let meta = self.file.metadata()?;
-        Ok((meta.dev(), meta.ino()))
+        crate::files::identity::of_file(&self.file)
     }
 }
 
@@ -67,8 +57,9 @@ impl InstanceLock {
 /// was deleted, moved or replaced. Another daemon could then lock a new file there, and
 /// nothing written to the old folder would be found again.
 pub fn still_in_place(path: &Path, identity: (u64, u64)) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path).is_ok_and(|m| (m.dev(), m.ino()) == identity)
+    File::open(path)
+        .and_then(|f| crate::files::identity::of_file(&f))
+        .is_ok_and(|now| now == identity)
 }
 
 impl Drop for InstanceLock {
@@ -123,8 +114,8 @@ pub fn claim_data_folder(data_dir: &Path, socket: &Path) -> io::Result<DataFolde
 }
 
 fn is_alive(pid: u32) -> bool {
-    // SAFETY: kill with signal 0 only checks that the process exists.
-    pid != 0 && unsafe { libc::kill(pid as i32, 0) } == 0
+    // Any program: a daemon's record names its own pid, and the lock is the proof.
+    crate::pids::runs(pid, "")
 }
 
 #[cfg(test)]

@@ -89,7 +89,6 @@ impl ServedDataDir {
     /// same registry without this check touching the disk: it runs on an
     /// async worker, which must never block (a path on a hung mount would).
     fn check(&self, req: &Request<()>) -> Result<(), Status> {
-        use std::os::unix::ffi::OsStrExt;
         let Some(Ok(bytes)) = req
             .metadata()
             .get_bin(berth_proto::DATA_DIR_HEADER)
@@ -97,7 +96,12 @@ impl ServedDataDir {
         else {
             return Ok(());
         };
-        let theirs = std::path::Path::new(std::ffi::OsStr::from_bytes(&bytes));
+        let Some(theirs) = berth_proto::paths::path_from_wire(&bytes) else {
+            return Err(Code::OtherDataDir.status(
+                "the client's data folder is not a path this system can name; set BERTH_DATA_DIR to a folder whose name is valid Unicode",
+            ));
+        };
+        let theirs = theirs.as_path();
         if theirs == self.path || self.canonical.as_deref() == Some(theirs) {
             return Ok(());
         }
@@ -759,6 +763,7 @@ mod tests {
     use rstest::rstest;
 
     #[test]
+    #[cfg(unix)] // Paths that are not UTF-8 are Unix ones.
     fn a_path_reads_as_display_spells_it_even_when_not_utf8() {
         use std::os::unix::ffi::OsStrExt;
         for raw in [&b"/tmp/caf\xc3\xa9"[..], b"/tmp/bad\xff\xfename", b""] {

@@ -8,13 +8,21 @@
 //! Every connection it hands on is tracked (`connections`): idle ones are
 //! closed and their number is capped, so a flood of connections costs
 //! bounded memory and descriptors.
+//!
+//! On Windows the socket is a named pipe. It is created as the pipe's first
+//! instance, so a pipe another process already holds under that name (a
+//! squatter) makes the bind fail instead of sharing the name; its security
+//! descriptor admits this user alone; remote clients are rejected; and each
+//! client's process must run as this user.
 
 use std::io;
+#[cfg(unix)]
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use berth_proto::paths::Uid;
 use berth_proto::transport::LocalStream;
 use interprocess::local_socket::tokio::Listener;
 use interprocess::local_socket::traits::tokio::Listener as _;
@@ -59,7 +67,8 @@ impl BoundSocket {
     ///
     /// The socket is bound under a temporary name, made 0600, then renamed
     /// into place, so clients never see a socket that cannot answer yet.
-    pub async fn bind(path: &Path, uid: u32) -> Result<BoundSocket, BindError> {
+    #[cfg(unix)]
+    pub async fn bind(path: &Path, uid: Uid) -> Result<BoundSocket, BindError> {
         let io_err = |source| BindError::Io {
             path: path.to_path_buf(),
             source,
@@ -92,11 +101,49 @@ impl BoundSocket {
         })
     }
 
+    /// Creates the named pipe `path` as its first instance, with a security
+    /// descriptor that admits only this user. A pipe already there is
+    /// another daemon's when it answers as ours; anything else holding the
+    /// name is refused, naming the pipe.
+    #[cfg(windows)]
+    pub async fn bind(path: &Path, uid: Uid) -> Result<BoundSocket, BindError> {
+        use interprocess::os::windows::local_socket::ListenerOptionsExt;
+        let io_err = |source| BindError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let sd = berth_proto::user_sid::pipe_security_descriptor().map_err(io_err)?;
+        let name = path.to_fs_name::<GenericFilePath>().map_err(io_err)?;
+        match ListenerOptions::new()
+            .name(name)
+            .security_descriptor(sd)
+            .create_tokio()
+        {
+            Ok(listener) => Ok(BoundSocket {
+                listener,
+                path: path.to_path_buf(),
+                inode: None,
+            }),
+            Err(e) => {
+                if berth_proto::verify::dial(path, uid).await.is_ok() {
+                    return Err(BindError::InUse(path.to_path_buf()));
+                }
+                Err(io_err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{e}; another process may hold this pipe name: find it (Sysinternals `handle` or `pipelist`), or set BERTH_SOCKET to another \\\\.\\pipe\\ name"
+                    ),
+                )))
+            }
+        }
+    }
+
     /// Takes the listening socket systemd passed us (socket activation,
     /// `LISTEN_FDS`: the first one is descriptor 3), serving as `path`.
     /// Refused unless it is a listening Unix stream socket. The socket file
     /// stays when we exit: it is systemd's, and the next connection starts
     /// us again. Call while holding the instance lock, in the runtime.
+    #[cfg(unix)]
     pub fn from_systemd(fd: std::os::fd::OwnedFd, path: &Path) -> Result<BoundSocket, BindError> {
         use std::os::fd::AsRawFd;
         let io_err = |source| BindError::Io {
@@ -162,7 +209,7 @@ impl BoundSocket {
     /// `table` (idle timeout, cap); others are logged and dropped.
     pub fn incoming(
         self,
-        uid: u32,
+        uid: Uid,
         table: Arc<Table>,
     ) -> (impl Stream<Item = io::Result<Tracked>>, SocketGuard) {
         let guard = SocketGuard {
@@ -181,7 +228,7 @@ const LOG_EVERY: Duration = Duration::from_secs(1);
 
 fn async_stream(
     listener: Listener,
-    uid: u32,
+    uid: Uid,
     table: Arc<Table>,
 ) -> impl Stream<Item = io::Result<Tracked>> {
     let (tx, rx) = tokio::sync::mpsc::channel(64);
@@ -201,13 +248,13 @@ fn async_stream(
                     continue;
                 }
             };
-            match conn.peer_uid() {
-                Ok(Some(peer)) if peer == uid => {}
-                Ok(peer) => {
+            match peer_is_us(&conn, uid) {
+                Ok(Ok(())) => {}
+                Ok(Err(peer)) => {
                     if let Some(held) = refused.admit(Instant::now()) {
                         tracing::warn!(
-                            ?peer,
-                            ours = uid,
+                            %peer,
+                            ours = ?uid,
                             held_back = held,
                             "refused a connection from another user"
                         );
@@ -247,7 +294,31 @@ fn async_stream(
     tokio_stream::wrappers::ReceiverStream::new(rx)
 }
 
+/// Whether the connected peer runs as `uid`; `Ok(Err(who))` names the
+/// other user it runs as.
+#[cfg(unix)]
+fn peer_is_us(conn: &LocalStream, uid: Uid) -> io::Result<Result<(), String>> {
+    match conn.peer_uid()? {
+        Some(peer) if peer == uid => Ok(Ok(())),
+        Some(peer) => Ok(Err(format!("uid {peer}"))),
+        None => Err(io::Error::other("the system does not tell the peer's uid")),
+    }
+}
+
+/// Whether the pipe client's process runs as this user (its token's SID).
+#[cfg(windows)]
+fn peer_is_us(conn: &LocalStream, _: Uid) -> io::Result<Result<(), String>> {
+    let pid = conn.peer_pid()?;
+    if berth_proto::verify::runs_as_us(pid)? {
+        Ok(Ok(()))
+    } else {
+        Ok(Err(format!("the user of pid {pid}")))
+    }
+}
+
 /// Removes the socket file on drop, if it is still the one we bound.
+// A pipe has no file to remove: on Windows the guard keeps nothing it reads.
+#[cfg_attr(windows, allow(dead_code))]
 pub struct SocketGuard {
     path: PathBuf,
     inode: Option<u64>,
@@ -255,11 +326,15 @@ pub struct SocketGuard {
 
 impl Drop for SocketGuard {
     fn drop(&mut self) {
-        let Some(inode) = self.inode else {
-            return;
-        };
-        if std::fs::symlink_metadata(&self.path).map(|m| m.ino()).ok() == Some(inode) {
-            let _ = std::fs::remove_file(&self.path);
+        // A pipe goes with its last handle; only a socket file is left to remove.
+        #[cfg(unix)]
+        {
+            let Some(inode) = self.inode else {
+                return;
+            };
+            if std::fs::symlink_metadata(&self.path).map(|m| m.ino()).ok() == Some(inode) {
+                let _ = std::fs::remove_file(&self.path);
+            }
         }
     }
 }
