@@ -10,12 +10,14 @@
 //! - `rpc`: the gRPC server, the socket and its connections; the only layer that knows the
 //!   protocol's message types.
 //! - `process`: start-up, the instance locks, logging and shutdown.
+//! - `canonical` (shared): the one way a path is canonicalised.
 //! - `pids` (shared, like `error`): whether a process id is still a running berth program.
 //!
 //! Every module is private to the crate. What is public below is what `main.rs`, the
 //! benches and the integration tests use.
 
 mod cache;
+mod canonical;
 mod error;
 mod files;
 mod ops;

@@ -50,7 +50,8 @@ type DataDirValue = tonic::metadata::MetadataValue<tonic::metadata::Binary>;
 /// daemon this client starts is given the same spelling.
 fn data_dir_value(data_dir: Option<&Path>) -> Option<DataDirValue> {
     data_dir.map(|d| {
-        let canonical = d.canonicalize();
+        // Spelled as the daemon spells its own (without Windows' `\\?\` where possible).
+        let canonical = d.canonicalize().map(berth_core::pathutil::without_verbatim);
         let d = canonical.as_deref().unwrap_or(d);
         DataDirValue::from_bytes(paths::path_to_wire(d))
     })

@@ -39,13 +39,87 @@ pub fn depth(path: &Path) -> usize {
         .count()
 }
 
+/// Whether `b` separates components: `/`, and on Windows `\\` too.
+fn is_separator(b: u8) -> bool {
+    b == b'/' || (cfg!(windows) && b == b'\\')
+}
+
 /// True when any component is `..`.
 pub fn has_dotdot(path: &Path) -> bool {
-    // By bytes: a `..` component is a `..` between slashes, and the hot path asks this.
+    // By bytes: a `..` component is a `..` between separators, and the hot path asks this.
     path.as_os_str()
         .as_encoded_bytes()
-        .split(|b| *b == b'/')
+        .split(|b| is_separator(*b))
         .any(|segment| segment == b"..")
+}
+
+/// A canonical Windows path in the form people and programs write it: `\\?\C:\x` becomes
+/// `C:\x` and `\\?\UNC\server\share\x` becomes `\\server\share\x`, when that form names the
+/// same file (every component valid without the verbatim prefix, and short enough). Anything
+/// else, and every path on other systems, is returned as it is.
+pub fn without_verbatim(path: PathBuf) -> PathBuf {
+    #[cfg(windows)]
+    {
+        simpler_windows_form(&path).unwrap_or(path)
+    }
+    #[cfg(not(windows))]
+    {
+        path
+    }
+}
+
+#[cfg(windows)]
+fn simpler_windows_form(path: &Path) -> Option<PathBuf> {
+    use std::path::Prefix;
+    // Past MAX_PATH a verbatim path is the only form that reaches the file.
+    const MAX_PATH: usize = 260;
+    let mut parts = path.components();
+    let Some(Component::Prefix(prefix)) = parts.next() else {
+        return None;
+    };
+    let mut out = match prefix.kind() {
+        Prefix::VerbatimDisk(drive) => format!("{}:", drive as char),
+        Prefix::VerbatimUNC(server, share) => {
+            format!("\\\\{}\\{}", server.to_str()?, share.to_str()?)
+        }
+        _ => return None,
+    };
+    for part in parts {
+        match part {
+            Component::RootDir => {}
+            Component::Normal(name) => {
+                let name = name.to_str()?;
+                if !is_plain_windows_name(name) {
+                    return None;
+                }
+                out.push('\\');
+                out.push_str(name);
+            }
+            _ => return None,
+        }
+    }
+    if !out.ends_with('\\') && out.len() == 2 {
+        out.push('\\');
+    }
+    (out.len() < MAX_PATH).then(|| PathBuf::from(out))
+}
+
+/// A name Windows reads the same with or without the verbatim prefix: no reserved device
+/// name, no trailing dot or space, no character the normal form treats specially.
+#[cfg(windows)]
+fn is_plain_windows_name(name: &str) -> bool {
+    const RESERVED: &[&str] = &[
+        "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8",
+        "COM9", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
+    ];
+    let stem = name.split('.').next().unwrap_or(name).trim_end();
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && !name.ends_with(['.', ' '])
+        && !name.contains(['<', '>', ':', '"', '/', '|', '?', '*'])
+        && !name.chars().any(|c| (c as u32) < 32)
+        && !RESERVED.iter().any(|r| r.eq_ignore_ascii_case(stem))
 }
 
 /// Removes `.` components, lexically. `..` is kept: resolving it without the filesystem would be
@@ -80,7 +154,7 @@ fn is_normal(path: &Path) -> bool {
     }
     let relative = bytes.strip_prefix(b"/").unwrap_or(bytes);
     relative
-        .split(|b| *b == b'/')
+        .split(|b| is_separator(*b))
         .all(|segment| !segment.is_empty() && segment != b".")
 }
 
@@ -202,5 +276,37 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn windows_paths_lose_the_verbatim_prefix_only_when_that_names_the_same_file() {
+        let same = |from: &str, to: &str| {
+            assert_eq!(
+                without_verbatim(PathBuf::from(from)),
+                PathBuf::from(to),
+                "{from}"
+            );
+        };
+        same(r"\\?\C:\Users\u\proj", r"C:\Users\u\proj");
+        same(r"\\?\C:\", r"C:\");
+        same(
+            r"\\?\UNC\wsl.localhost\Ubuntu\home\u",
+            r"\\wsl.localhost\Ubuntu\home\u",
+        );
+        // Names the plain form would read differently keep the prefix.
+        same(r"\\?\C:\x\con", r"\\?\C:\x\con");
+        same(r"\\?\C:\x\trailing.", r"\\?\C:\x\trailing.");
+        same(r"C:\already\plain", r"C:\already\plain");
+        let long = format!(r"\\?\C:\{}", "a".repeat(300));
+        same(&long, &long);
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn a_backslash_separates_dotdot_on_windows() {
+        assert!(has_dotdot(Path::new(r"C:\a\..\b")));
+        assert!(!has_dotdot(Path::new(r"C:\a\..b\c")));
+        assert_eq!(normalize(Path::new(r"C:\a\.\b")), PathBuf::from(r"C:\a\b"));
     }
 }

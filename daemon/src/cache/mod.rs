@@ -778,7 +778,7 @@ impl Fingerprint {
 
 /// Whether `dir` is a folder spelled canonically (no link, `.` or `..` on the way).
 fn is_canonical_dir(dir: &Path) -> bool {
-    std::fs::canonicalize(dir).is_ok_and(|c| c == dir) && dir.is_dir()
+    crate::canonical::canonicalize(dir).is_ok_and(|c| c == dir) && dir.is_dir()
 }
 
 /// Whether changes on `dir`'s filesystem reach this machine's watches. Network and FUSE

@@ -52,7 +52,7 @@ pub fn canonical(path: &Path) -> Result<PathBuf, BerthError> {
             path.as_os_str().len()
         )));
     }
-    std::fs::canonicalize(path).map_err(|e| match e.kind() {
+    crate::canonical::canonicalize(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => {
             BerthError::not_found(format!("{}: no such file or directory", path.display()))
         }
@@ -78,7 +78,7 @@ pub fn canonical_gone(path: &Path) -> Option<PathBuf> {
     }) {
         return None;
     }
-    let mut out = std::fs::canonicalize(existing).ok()?;
+    let mut out = crate::canonical::canonicalize(existing).ok()?;
     out.extend(
         rest.components()
             .filter(|c| matches!(c, std::path::Component::Normal(_))),

@@ -55,7 +55,7 @@ impl Device {
         let snapshot = RwLock::new(Arc::new(store.snapshot()?));
         // Compare canonical paths: a walk from /home/u/x must stop at the
         // home even when $HOME is spelled through a symlink.
-        let home = home.map(|h| std::fs::canonicalize(&h).unwrap_or(h));
+        let home = home.map(|h| crate::canonical::canonicalize(&h).unwrap_or(h));
         // Read once, at start: changing these settings takes effect on the next daemon.
         let cache = LookupCache::new(CacheConfig::from_settings(|setting| {
             store.get_setting(setting.key()).ok().flatten()
@@ -180,7 +180,9 @@ impl Device {
     pub(crate) fn homes(&self, extra_home: Option<&Path>) -> Vec<PathBuf> {
         let mut homes: Vec<PathBuf> = self.home.iter().cloned().collect();
         if let Some(extra) = extra_home {
-            homes.push(std::fs::canonicalize(extra).unwrap_or_else(|_| extra.to_path_buf()));
+            homes.push(
+                crate::canonical::canonicalize(extra).unwrap_or_else(|_| extra.to_path_buf()),
+            );
         }
         homes
     }

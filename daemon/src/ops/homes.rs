@@ -105,7 +105,7 @@ pub fn check_local_home(typed: &Path, ctx: &GuardCtx) -> Result<PathBuf, BerthEr
             "cannot use {typed:?} as a home: it is not a folder; give a folder's path"
         )));
     }
-    let resolved = std::fs::canonicalize(typed)
+    let resolved = crate::canonical::canonicalize(typed)
         .map_err(|e| BerthError::refused(format!("cannot use {typed:?} as a home: {e}")))?;
     check_home_lexical(&resolved, ctx).map_err(refused)?;
     if !writable_and_searchable(&resolved) {
@@ -352,7 +352,7 @@ impl Device {
 
     /// The facts the home guard judges against.
     pub(crate) fn guard_ctx(&self) -> GuardCtx {
-        let canon = |p: PathBuf| std::fs::canonicalize(&p).unwrap_or(p);
+        let canon = |p: PathBuf| crate::canonical::canonicalize(&p).unwrap_or(p);
         GuardCtx {
             homes: self.homes(None),
             temp_dir: canon(std::env::temp_dir()),

@@ -56,8 +56,8 @@ impl Device {
         dir: &Path,
         extra_home: Option<&Path>,
     ) -> Result<(), BerthError> {
-        let data_dir =
-            std::fs::canonicalize(self.data_dir()).unwrap_or(self.data_dir().to_path_buf());
+        let data_dir = crate::canonical::canonicalize(self.data_dir())
+            .unwrap_or(self.data_dir().to_path_buf());
         if is_within(dir, &data_dir) {
             return Err(BerthError::refused(format!(
                 "{} is inside berth's data folder {} (workspace homes and session scratch folders), which is never a root. Choose a project folder",
@@ -95,7 +95,7 @@ impl Device {
         }
         let typed = caller.absolute(path);
         // A root whose folder was deleted can still be removed by its path.
-        let dir = std::fs::canonicalize(&typed).unwrap_or(typed);
+        let dir = crate::canonical::canonicalize(&typed).unwrap_or(typed);
         if !self.store().remove_root(workspace, &dir)? {
             return Err(BerthError::not_found(format!(
                 "{} is not a root of workspace {workspace:?}; see `berth root list {workspace}`",

@@ -78,7 +78,7 @@ impl ServedDataDir {
     fn of(device: &Device) -> ServedDataDir {
         ServedDataDir {
             path: device.data_dir().to_path_buf(),
-            canonical: device.data_dir().canonicalize().ok(),
+            canonical: crate::canonical::canonicalize(device.data_dir()).ok(),
             socket: device.socket().to_path_buf(),
         }
     }
