@@ -5,7 +5,7 @@
 //! It connects the way every client does (starting the daemon when none
 //! runs); the daemon's own state (the database's integrity, where it logs)
 //! comes through one read-only request, `Diagnose`; everything else is read
-//! here without writing anything: the data folder's owner and modes, each
+//! here without writing anything: the data folder's owner and modes (on Unix), each
 //! registered client's files planned by `berth install` as a dry run, the
 //! environment each client gives berth's server, Codex's record of hook
 //! approvals, and the inotify watches in use.
@@ -17,7 +17,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use berth_proto::client::{ClientError, Connection, compare_versions};
-use berth_proto::paths::{self, EnvCtx};
+use berth_proto::paths::{self, EnvCtx, Uid};
 use berth_proto::pb;
 use berth_proto::text::escaped;
 use clap::Args;
@@ -239,7 +239,8 @@ fn same_path(a: &Path, b: &Path) -> bool {
 
 /// The data folder: ours, and closed to group and others (it names the
 /// user's folders and workspaces; berth creates it 0700).
-fn data_folder_check(dir: &Path, uid: u32) -> Check {
+#[cfg(unix)]
+fn data_folder_check(dir: &Path, uid: Uid) -> Check {
     use std::os::unix::fs::MetadataExt;
     let shown = escaped(&dir.display().to_string()).into_owned();
     let meta = match std::fs::symlink_metadata(dir) {
@@ -289,7 +290,8 @@ fn data_folder_check(dir: &Path, uid: u32) -> Check {
 }
 
 /// The database and its WAL files: ours, and not writable by group or others.
-fn database_file_check(db: &Path, uid: u32) -> Check {
+#[cfg(unix)]
+fn database_file_check(db: &Path, uid: Uid) -> Check {
     use std::os::unix::fs::MetadataExt;
     let mut found = Vec::new();
     for suffix in ["", "-wal", "-shm"] {
@@ -339,6 +341,82 @@ fn database_file_check(db: &Path, uid: u32) -> Check {
     )
 }
 
+/// What Windows says instead of the owner and mode checks.
+#[cfg(windows)]
+const NO_OWNER_CHECK: &str = "owner and mode are Unix checks: on Windows an access list decides, which a folder under the user's profile inherits from the profile";
+
+/// The data folder: there and a folder of its own, not a link. Its owner
+/// and modes are Unix facts; see [`NO_OWNER_CHECK`].
+#[cfg(windows)]
+fn data_folder_check(dir: &Path, _: Uid) -> Check {
+    let shown = escaped(&dir.display().to_string()).into_owned();
+    let meta = match std::fs::symlink_metadata(dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return ok(
+                "data folder",
+                format!("{shown} does not exist yet; berthd creates it"),
+            );
+        }
+        Err(e) => {
+            return problem(
+                "data folder",
+                format!("cannot read {shown}: {e}"),
+                format!("dir {shown}"),
+            );
+        }
+    };
+    let what = if meta.file_type().is_symlink() {
+        "a link"
+    } else if !meta.is_dir() {
+        "not a folder"
+    } else {
+        return ok(
+            "data folder",
+            format!("{shown}: a folder ({NO_OWNER_CHECK})"),
+        );
+    };
+    problem(
+        "data folder",
+        format!("{shown} is {what}"),
+        format!("move {shown} aside so berthd can create the folder"),
+    )
+}
+
+/// The database and its WAL files: regular files, not links. Their owner
+/// and modes are Unix facts; see [`NO_OWNER_CHECK`].
+#[cfg(windows)]
+fn database_file_check(db: &Path, _: Uid) -> Check {
+    let mut found = Vec::new();
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = db.as_os_str().to_os_string();
+        p.push(suffix);
+        let p = PathBuf::from(p);
+        let shown = escaped(&p.display().to_string()).into_owned();
+        let Ok(meta) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if !meta.is_file() {
+            return problem(
+                "database",
+                format!("{shown} is not a regular file"),
+                format!("berth daemon stop, then move {shown} aside"),
+            );
+        }
+        found.push(shown);
+    }
+    if found.is_empty() {
+        return ok(
+            "database",
+            format!("{} does not exist yet", escaped(&db.display().to_string())),
+        );
+    }
+    ok(
+        "database",
+        format!("regular files: {} ({NO_OWNER_CHECK})", found.join(", ")),
+    )
+}
+
 /// Watches berthd holds, all of this user's, against the per-user limit.
 fn inotify_check(daemon_watches: Option<u64>) -> Check {
     let limit = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
@@ -379,7 +457,8 @@ fn inotify_check(daemon_watches: Option<u64>) -> Check {
 
 /// The inotify watches every process of `uid` holds: the `inotify wd:` lines
 /// of each inotify descriptor's fdinfo. `None` without a readable /proc.
-fn user_inotify_watches(uid: u32) -> Option<u64> {
+#[cfg(unix)]
+fn user_inotify_watches(uid: Uid) -> Option<u64> {
     use std::os::unix::fs::MetadataExt;
     let mut total = 0;
     for proc in std::fs::read_dir("/proc").ok()?.flatten() {
@@ -409,6 +488,12 @@ fn user_inotify_watches(uid: u32) -> Option<u64> {
         }
     }
     Some(total)
+}
+
+/// No /proc, so no count (inotify is Linux's anyway).
+#[cfg(not(unix))]
+fn user_inotify_watches(_: Uid) -> Option<u64> {
+    None
 }
 
 /// Where the log is: the daemon's word, else where a daemon started from

@@ -7,7 +7,7 @@
 //! A crate of its own so that these oracles are never compiled into berthd,
 //! and the fuzz build needs only the pure core.
 
-use std::ffi::OsStr;
+#[cfg(unix)]
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -171,7 +171,13 @@ fn guard_world() -> GuardCtx {
 /// the temporary folder. Bytes are taken as a Unix path as they are, so
 /// non-UTF-8 paths are covered too.
 pub fn check_home(bytes: &[u8]) {
-    let path = Path::new(OsStr::from_bytes(bytes));
+    #[cfg(unix)]
+    let path = Path::new(std::ffi::OsStr::from_bytes(bytes));
+    // A Windows path is Unicode text: other bytes name no folder there.
+    #[cfg(not(unix))]
+    let Ok(path) = std::str::from_utf8(bytes).map(Path::new) else {
+        return;
+    };
     let ctx = guard_world();
     match check_home_lexical(path, &ctx) {
         Err(e) => assert!(!e.to_string().is_empty(), "a refusal without a message"),
