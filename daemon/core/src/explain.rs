@@ -173,6 +173,7 @@ mod tests {
         explain(&f, &answer)
     }
 
+    #[cfg(unix)] // written with Unix paths
     #[test]
     fn each_folder_says_what_it_held() {
         let e = run("/home/u/code/app/sub", Mode::Cli);

@@ -34,6 +34,17 @@ pub const SYSTEM_FOLDERS: &[&str] = &[
     "/private/var",
 ];
 
+/// Folders that belong to Windows, on every drive (`C:\\Windows`, `D:\\Program Files`, ...),
+/// compared without regard to case as NTFS does.
+pub const WINDOWS_SYSTEM_FOLDERS: &[&str] = &[
+    "Windows",
+    "Program Files",
+    "Program Files (x86)",
+    "ProgramData",
+    "$Recycle.Bin",
+    "System Volume Information",
+];
+
 /// The environment the guard judges against, bound in by the caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GuardCtx {
@@ -144,11 +155,36 @@ pub fn check_home_lexical(path: &Path, ctx: &GuardCtx) -> Result<(), HomeRefusal
 
 /// The system folder `path` is in, if any.
 fn system_folder_of(path: &Path) -> Option<PathBuf> {
+    if cfg!(windows) {
+        return windows_system_folder_of(path);
+    }
     SYSTEM_FOLDERS
         .iter()
         .map(Path::new)
         .find(|system| within_system(path, system))
         .map(Path::to_path_buf)
+}
+
+/// The Windows system folder `path` is in: the first component below a drive's (or share's)
+/// root, when it names one of [`WINDOWS_SYSTEM_FOLDERS`].
+fn windows_system_folder_of(path: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    let mut parts = path.components();
+    let mut root = PathBuf::new();
+    for part in parts.by_ref() {
+        match part {
+            Component::Prefix(_) | Component::RootDir => root.push(part),
+            Component::Normal(name) => {
+                let name = name.to_string_lossy();
+                return WINDOWS_SYSTEM_FOLDERS
+                    .iter()
+                    .find(|system| system.eq_ignore_ascii_case(&name))
+                    .map(|system| root.join(system));
+            }
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// macOS volumes are case-insensitive by default: `/system/x` is `/System/x` there.
@@ -172,13 +208,62 @@ fn is_specific(place: &Path) -> bool {
     if place == Path::new("/root") {
         return true;
     }
+    if cfg!(windows) {
+        return windows_system_folder_of(&place).is_none();
+    }
     !SYSTEM_FOLDERS
         .iter()
         .map(Path::new)
         .any(|system| place == system || is_strict_ancestor(&place, system))
 }
 
-#[cfg(test)]
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use super::*;
+
+    fn ctx() -> GuardCtx {
+        GuardCtx {
+            homes: vec![PathBuf::from(r"C:\Users\u")],
+            temp_dir: PathBuf::from(r"C:\Users\u\AppData\Local\Temp"),
+            data_dir: PathBuf::from(r"C:\Users\u\AppData\Local\berth"),
+        }
+    }
+
+    #[test]
+    fn windows_system_folders_roots_and_homes_are_refused_on_any_drive_in_any_case() {
+        let refused = |p: &str| check_home_lexical(Path::new(p), &ctx()).unwrap_err();
+        assert!(matches!(
+            refused(r"C:\"),
+            HomeRefusal::FilesystemRoot { .. }
+        ));
+        assert!(matches!(refused(r"C:\Users\u"), HomeRefusal::IsHome { .. }));
+        assert!(matches!(
+            refused(r"C:\Users"),
+            HomeRefusal::AncestorOfHome { .. }
+        ));
+        for p in [
+            r"C:\Windows\System32",
+            r"d:\program files\x",
+            r"C:\ProgramData\notes",
+        ] {
+            assert!(
+                matches!(refused(p), HomeRefusal::SystemFolder { .. }),
+                "{p}"
+            );
+        }
+        assert!(matches!(
+            refused(r"C:\Users\u\AppData\Local\berth\x"),
+            HomeRefusal::OverlapsDataDir { .. }
+        ));
+        assert!(matches!(refused(r"C:\a\..\b"), HomeRefusal::DotDot { .. }));
+        for ok in [r"C:\Users\u\notes", r"D:\notes", r"C:\Windowsy\notes"] {
+            assert_eq!(check_home_lexical(Path::new(ok), &ctx()), Ok(()), "{ok}");
+        }
+    }
+}
+
+// Its paths are Unix ones; the Windows rules have their own tests above.
+#[cfg(all(test, unix))]
 mod tests {
     use rstest::rstest;
 

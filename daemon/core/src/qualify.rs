@@ -359,11 +359,13 @@ mod tests {
         Own::Ambiguous,
         "./x"
     )]
+    #[cfg(unix)] // written with Unix paths
     #[case::a_workspace_alone_is_its_home("notes", Own::Scratch, "notes/")]
     fn paths_qualify(#[case] path: &str, #[case] own: Own, #[case] expect: &str) {
         assert_eq!(check(path, own).unwrap(), expect);
     }
 
+    #[cfg(unix)] // written with Unix paths
     #[rstest]
     #[case::dotdot_past_the_top("notes/../../etc/passwd")]
     #[case::dotdot_from_unqualified("../x")]
@@ -411,6 +413,7 @@ mod tests {
         assert_eq!(check("notes/a.md", Own::Ambiguous).unwrap(), "notes/a.md");
     }
 
+    #[cfg(unix)] // written with Unix paths
     #[rstest]
     #[case::a_typo_of_a_workspace_is_refused_for_write("notse/a.md", true, false, true)]
     #[case::an_existing_folder_goes_ahead("plans/a.md", true, true, false)]

@@ -556,6 +556,7 @@ mod tests {
         "brand-new",
         "which does not exist on this device"
     )]
+    #[cfg(unix)] // written with Unix paths
     fn an_unapproved_file_proposes_and_assigns_nothing(#[case] ws: &str, #[case] why: &str) {
         let reg = world();
         let fs = MemFs::new([("/srv/proj", DirLook::file(ws))]);
@@ -590,6 +591,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)] // written with Unix paths
     #[test]
     fn an_invalid_file_is_noted_and_the_farther_file_is_reported() {
         let reg = world();

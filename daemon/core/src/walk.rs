@@ -101,6 +101,33 @@ pub fn walk_plan(start: &Path, homes: &[PathBuf]) -> WalkPlan {
     }
 }
 
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use super::*;
+
+    #[test]
+    fn a_walk_stops_before_a_drive_root_a_share_root_and_the_home() {
+        let plan = walk_plan(Path::new(r"C:\src\shop"), &[]);
+        assert_eq!(
+            plan.dirs,
+            [PathBuf::from(r"C:\src\shop"), PathBuf::from(r"C:\src")]
+        );
+        assert_eq!(plan.stop, Stop::FilesystemRoot(PathBuf::from(r"C:\")));
+        let home = PathBuf::from(r"C:\Users\u");
+        let plan = walk_plan(
+            Path::new(r"C:\Users\u\src\shop"),
+            std::slice::from_ref(&home),
+        );
+        assert_eq!(plan.dirs.len(), 2);
+        assert_eq!(plan.stop, Stop::Home(home.clone()));
+        // The home's ancestors are never looked at either.
+        let plan = walk_plan(Path::new(r"C:\Users"), &[home]);
+        assert!(plan.dirs.is_empty(), "{plan:?}");
+        let wsl = walk_plan(Path::new(r"\\wsl.localhost\Ubuntu\home\u\p"), &[]);
+        assert_eq!(wsl.stop.dir(), Path::new(r"\\wsl.localhost\Ubuntu\"));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use rstest::rstest;
@@ -176,6 +203,7 @@ mod tests {
         assert_eq!(plan, WalkPlan { dirs: vec![], stop });
     }
 
+    #[cfg(unix)] // written with Unix paths
     #[rstest]
     #[case::a_plain_folder_is_no_boundary("/home/u/code", None)]
     #[case::home_with_a_trailing_slash_is_still_home("/home/u/", Some(home("/home/u")))]
