@@ -230,6 +230,7 @@ mod tests {
     }
 
     /// The component-wise form, without the fast path.
+    #[cfg(unix)]
     fn slow_normalize(path: &Path) -> PathBuf {
         let out: PathBuf = path
             .components()
