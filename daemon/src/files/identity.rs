@@ -49,9 +49,10 @@ mod tests {
         assert_eq!(of_file(&File::open(&p).unwrap()).unwrap(), first);
         let q = t.path().join("g");
         std::fs::write(&q, "b").unwrap();
-        // Kept open, so the file system cannot hand its number to the new one.
-        let _old = File::open(&p).unwrap();
+        let other = of_file(&File::open(&q).unwrap()).unwrap();
+        assert_ne!(other, first);
+        // Renamed over it, the path names the other file: the identity moves with the file.
         std::fs::rename(&q, &p).unwrap();
-        assert_ne!(of_file(&File::open(&p).unwrap()).unwrap(), first);
+        assert_eq!(of_file(&File::open(&p).unwrap()).unwrap(), other);
     }
 }
