@@ -10,6 +10,9 @@ mod daemon;
 // Cargo metadata: descriptions, licences, readmes, and crates publishable as they are.
 #[path = "e2e/crates.rs"]
 mod crates;
+// The service files in packaging/ (the launchd agent).
+#[path = "e2e/packaging.rs"]
+mod packaging;
 // Local homes: where `workspace create --home` may put a workspace's files (docs/reference.md,
 // "Workspaces and homes").
 #[path = "e2e/homes.rs"]
