@@ -253,6 +253,7 @@ mod tests {
     }
 
     #[rstest]
+    #[cfg(unix)] // written with Unix paths
     #[case::outside_home_the_walk_stops_before_the_root(
         "/srv/q",
         "stopped before /: the filesystem root"

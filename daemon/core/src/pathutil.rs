@@ -152,6 +152,11 @@ fn is_normal(path: &Path) -> bool {
     if bytes == b"/" || bytes == b"." || bytes.is_empty() {
         return true;
     }
+    // Windows reads `/` as a separator too, but its normal form (and every canonical path)
+    // spells them `\\`.
+    if cfg!(windows) && bytes.contains(&b'/') {
+        return false;
+    }
     let relative = bytes.strip_prefix(b"/").unwrap_or(bytes);
     relative
         .split(|b| is_separator(*b))
@@ -310,5 +315,6 @@ mod tests {
         assert!(has_dotdot(Path::new(r"C:\a\..\b")));
         assert!(!has_dotdot(Path::new(r"C:\a\..b\c")));
         assert_eq!(normalize(Path::new(r"C:\a\.\b")), PathBuf::from(r"C:\a\b"));
+        assert_eq!(normalize(Path::new(r"C:\a/b")), PathBuf::from(r"C:\a\b"));
     }
 }

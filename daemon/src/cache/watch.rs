@@ -115,7 +115,14 @@ impl DirWatcher for NotifyWatcher {
     fn watch(&mut self, dir: &Path) -> Result<(), WatchError> {
         self.inner
             .watch(dir, RecursiveMode::NonRecursive)
-            .map_err(|e| error_of(&e))
+            .map_err(|e| match error_of(&e) {
+                // notify's Windows backend says a missing folder "is neither a file nor a
+                // directory", as a generic error: the folder itself says which it is.
+                WatchError::Other(_) if std::fs::symlink_metadata(dir).is_err() => {
+                    WatchError::NotFound
+                }
+                other => other,
+            })
     }
 
     fn unwatch(&mut self, dir: &Path) {
@@ -265,8 +272,9 @@ mod tests {
     #[test]
     fn watching_a_missing_folder_says_not_found() {
         let mut w = NotifyWatcher::new(EventSink::new(|_| {})).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
         assert_eq!(
-            w.watch(Path::new("/nonexistent/berth/test")),
+            w.watch(&tmp.path().join("nonexistent/berth/test")),
             Err(WatchError::NotFound)
         );
     }

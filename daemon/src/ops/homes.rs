@@ -374,6 +374,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // written with Unix paths
     fn a_row_written_straight_into_the_database_with_a_home_at_root_fails_derivation() {
         let entry = WorkspaceEntry {
             name: "evil".into(),

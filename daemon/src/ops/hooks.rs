@@ -198,7 +198,7 @@ mod memory_tests {
     #[test]
     fn a_session_start_from_memory_says_what_the_pool_says_or_leaves_it_to_the_pool() {
         let t = tempfile::tempdir().unwrap();
-        let base = t.path().canonicalize().unwrap();
+        let base = crate::canonical::canonicalize(t.path()).unwrap();
         let (data, approved, unknown) = (base.join("data"), base.join("a"), base.join("u/p"));
         for d in [&data, &approved, &unknown] {
             std::fs::create_dir_all(d).unwrap();

@@ -549,7 +549,7 @@ mod tests {
     #[test]
     fn only_a_device_context_that_needs_no_disk_is_answered_from_memory() {
         let t = tempfile::tempdir().unwrap();
-        let base = t.path().canonicalize().unwrap();
+        let base = crate::canonical::canonicalize(t.path()).unwrap();
         let d = device(&base);
         let managed = session(&d, &base.join("tree/m"), "");
         let from_memory = |id: &str, tool: &str, args: &str| d.answers_from_memory(id, tool, args);
@@ -596,14 +596,14 @@ mod tests {
     #[test]
     fn a_device_context_from_memory_answers_as_the_pool_would() {
         let t = tempfile::tempdir().unwrap();
-        let base = t.path().canonicalize().unwrap();
+        let base = crate::canonical::canonicalize(t.path()).unwrap();
         let d = device(&base);
         let id = session(&d, &base.join("tree/m"), "");
         assert!(d.answers_from_memory(&id, "device_context", "{}"));
         let reply = d.call_tool(&id, "device_context", "{}").unwrap();
         assert!(!reply.is_error, "{}", reply.text);
         let v: Value = serde_json::from_str(&reply.structured_json).unwrap();
-        let home = base.join("data/workspaces/managed");
+        let home = base.join("data").join("workspaces").join("managed");
         assert_eq!(v["workspace"], "managed", "{v}");
         assert_eq!(v["folder"], home.to_str().unwrap(), "{v}");
         // The guarded path names the same folder for a managed home.
