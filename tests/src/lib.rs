@@ -13,18 +13,28 @@
 //! gets only the variables listed in [`TestEnv::base_env`], all pointing into
 //! the test's own temporary root, so tests run in parallel and never share a
 //! daemon. Dropping a [`TestEnv`] kills every daemon it started.
+//!
+//! On Windows the socket is a named pipe per environment, and processes are
+//! found, read and killed through the process APIs instead of /proc and
+//! signals ([`win`]).
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+#[cfg(windows)]
+mod win;
+
 /// The version every binary of the workspace reports.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// A binary's file name: `name`, with `.exe` on Windows.
+fn exe_name(name: &str) -> String {
+    format!("{name}{}", std::env::consts::EXE_SUFFIX)
+}
 
 /// The directory holding the workspace's binaries (`target/<profile>`).
 pub fn bin_dir() -> &'static Path {
@@ -36,7 +46,7 @@ pub fn bin_dir() -> &'static Path {
         let dir = exe
             .ancestors()
             .skip(1)
-            .find(|d| d.join("berth").is_file())
+            .find(|d| d.join(exe_name("berth")).is_file())
             .map(Path::to_path_buf);
         let Some(dir) = dir else {
             panic!(
@@ -48,10 +58,11 @@ pub fn bin_dir() -> &'static Path {
             );
         };
         for bin in ["berth", "berthd"] {
+            let bin = exe_name(bin);
             assert!(
-                dir.join(bin).is_file(),
+                dir.join(&bin).is_file(),
                 "{} is missing; run `cargo build` (or `cargo test --workspace`) first",
-                dir.join(bin).display()
+                dir.join(&bin).display()
             );
         }
         warn_if_stale(&dir);
@@ -78,7 +89,7 @@ fn warn_if_stale(dir: &Path) {
         ("berth", &["client-cli/src", "proto/src"][..]),
         ("berthd", &["daemon/src", "proto/src"][..]),
     ] {
-        let built = std::fs::metadata(dir.join(bin))
+        let built = std::fs::metadata(dir.join(exe_name(bin)))
             .and_then(|m| m.modified())
             .ok();
         let src = srcs.iter().filter_map(|s| newest(&workspace.join(s))).max();
@@ -87,15 +98,31 @@ fn warn_if_stale(dir: &Path) {
         {
             eprintln!(
                 "warning: {} is older than its sources; run `cargo build` (or `cargo test --workspace`) to test the current code",
-                dir.join(bin).display()
+                dir.join(exe_name(bin)).display()
             );
         }
     }
 }
 
+/// `path` with every link, `.` and `..` resolved, spelled as the daemon
+/// spells it: on Windows without the `\\?\` prefix the system's answer
+/// has (the harness's folders have plain names, for which the prefix changes
+/// nothing).
+pub fn canonical(path: &Path) -> std::io::Result<PathBuf> {
+    let path = std::fs::canonicalize(path)?;
+    #[cfg(windows)]
+    if let Some(std::path::Component::Prefix(p)) = path.components().next()
+        && let std::path::Prefix::VerbatimDisk(drive) = p.kind()
+    {
+        let rest: PathBuf = path.components().skip(1).collect();
+        return Ok(PathBuf::from(format!("{}:", drive as char)).join(rest));
+    }
+    Ok(path)
+}
+
 /// A workspace binary by name (`berth`, `berthd`, ...).
 pub fn bin(name: &str) -> PathBuf {
-    bin_dir().join(name)
+    bin_dir().join(exe_name(name))
 }
 
 /// One test's world: a temporary root holding the home, the data dir, the
@@ -116,15 +143,29 @@ impl Default for TestEnv {
 }
 
 impl TestEnv {
-    /// A fresh environment with `BERTH_SOCKET` at `<root>/run/berthd.sock`.
+    /// A fresh environment with `BERTH_SOCKET` at `<root>/run/berthd.sock`
+    /// (on Windows the pipe `\\.\pipe\berth-test-<root's name>`).
     pub fn new() -> TestEnv {
         let mut env = Self::bare();
-        env.socket = Some(env.root.join("run/berthd.sock"));
+        #[cfg(unix)]
+        let socket = env.root.join("run/berthd.sock");
+        #[cfg(windows)]
+        let socket = PathBuf::from(format!(
+            r"\\.\pipe\berth-test-{}",
+            env.root
+                .file_name()
+                .expect("a named temp root")
+                .to_string_lossy()
+        ));
+        env.socket = Some(socket);
         env
     }
 
     /// A fresh environment without `BERTH_SOCKET`: the socket path is then
     /// derived from `XDG_RUNTIME_DIR` (`<root>/run/berth/berthd.sock`).
+    /// Unix only: on Windows the derived pipe is the user's one pipe, which
+    /// no test may take from another or from the user's own daemon.
+    #[cfg(unix)]
     pub fn without_berth_socket() -> TestEnv {
         Self::bare()
     }
@@ -132,16 +173,24 @@ impl TestEnv {
     fn bare() -> TestEnv {
         let _ = bin_dir();
         // Short, so the socket path stays far below the 107-byte limit.
+        #[cfg(unix)]
+        let parent = PathBuf::from("/tmp");
+        #[cfg(windows)]
+        let parent = std::env::temp_dir();
         let tmp = tempfile::Builder::new()
             .prefix("b")
-            .tempdir_in("/tmp")
+            .tempdir_in(parent)
             .expect("temp root");
-        let root = tmp.path().canonicalize().expect("canonical temp root");
+        let root = canonical(tmp.path()).expect("canonical temp root");
         for d in ["home", "data", "run", "state", "config", "xdg-data", "tmp"] {
             std::fs::create_dir(root.join(d)).expect("create env dir");
         }
-        std::fs::set_permissions(root.join("run"), std::fs::Permissions::from_mode(0o700))
-            .expect("chmod run");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(root.join("run"), std::fs::Permissions::from_mode(0o700))
+                .expect("chmod run");
+        }
         TestEnv {
             root,
             socket: None,
@@ -182,11 +231,10 @@ impl TestEnv {
             .unwrap_or_else(|| self.root.join("run/berth/berthd.sock"))
     }
 
-    /// The daemon's lock file, beside the socket.
+    /// The daemon's lock file: beside the socket (on Windows, named after
+    /// the pipe in the user's local application data).
     pub fn lock_file(&self) -> PathBuf {
-        let mut s = self.socket().into_os_string();
-        s.push(".lock");
-        PathBuf::from(s)
+        berth_proto::paths::lock_path(&self.socket())
     }
 
     /// The daemon's log file.
@@ -204,10 +252,22 @@ impl TestEnv {
         self.data_dir().join("workspaces").join(name)
     }
 
-    /// The environment every child gets, and nothing else.
+    /// The environment every child gets, and nothing else (on Windows also
+    /// the variables its system libraries need, and the Windows names of the
+    /// home, the temporary folder and the application data).
     pub fn base_env(&self) -> Vec<(&'static str, OsString)> {
         let r = &self.root;
-        let path = format!("{}:/usr/bin:/bin", bin_dir().display());
+        #[cfg(unix)]
+        let path = OsString::from(format!("{}:/usr/bin:/bin", bin_dir().display()));
+        #[cfg(windows)]
+        let system_root = std::env::var_os("SystemRoot").unwrap_or_else(|| r"C:\Windows".into());
+        #[cfg(windows)]
+        let path = std::env::join_paths([
+            bin_dir().to_path_buf(),
+            Path::new(&system_root).join("System32"),
+            PathBuf::from(&system_root),
+        ])
+        .expect("PATH");
         let mut v: Vec<(&'static str, OsString)> = vec![
             ("HOME", r.join("home").into()),
             ("BERTH_DATA_DIR", r.join("data").into()),
@@ -216,10 +276,18 @@ impl TestEnv {
             ("XDG_DATA_HOME", r.join("xdg-data").into()),
             ("XDG_CONFIG_HOME", r.join("config").into()),
             ("TMPDIR", r.join("tmp").into()),
-            ("PATH", path.into()),
+            ("PATH", path),
             ("NO_COLOR", "1".into()),
             ("BERTH_LOG", "debug".into()),
         ];
+        #[cfg(windows)]
+        v.extend([
+            ("SystemRoot", system_root),
+            ("USERPROFILE", r.join("home").into()),
+            ("APPDATA", r.join("config").into()),
+            ("TMP", r.join("tmp").into()),
+            ("TEMP", r.join("tmp").into()),
+        ]);
         if let Some(s) = &self.socket {
             v.push(("BERTH_SOCKET", s.into()));
         }
@@ -329,7 +397,7 @@ impl TestEnv {
     pub fn dir(&self, rel: &str) -> PathBuf {
         let p = self.root.join(rel);
         std::fs::create_dir_all(&p).expect("create dir");
-        p.canonicalize().expect("canonical dir")
+        canonical(&p).expect("canonical dir")
     }
 
     /// Makes `dir` the root of a git repository (a `.git` folder; git itself
@@ -365,18 +433,13 @@ impl TestEnv {
 
     /// The pids of live `berthd` processes started for this environment
     /// (their environment holds this env's `BERTH_DATA_DIR`, or they were
-    /// seen so before and have not exited yet), found in /proc.
+    /// seen so before and have not exited yet), found in /proc (on Windows
+    /// in the process list, each one's environment read from its memory).
     pub fn daemon_pids(&self) -> Vec<u32> {
-        let needle = format!("BERTH_DATA_DIR={}", self.data_dir().display());
+        let needle = self.env_marker();
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
         let mut pids = Vec::new();
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return pids;
-        };
-        for e in entries.flatten() {
-            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-                continue;
-            };
+        for pid in all_pids() {
             if !is_live_berthd(pid) {
                 continue;
             }
@@ -384,16 +447,18 @@ impl TestEnv {
                 pids.push(pid);
                 continue;
             }
-            let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
-                continue;
-            };
-            if environ.split(|&b| b == 0).any(|kv| kv == needle.as_bytes()) {
+            if has_env_entry(pid, &needle) {
                 seen.insert(pid);
                 pids.push(pid);
             }
         }
         pids.sort_unstable();
         pids
+    }
+
+    /// The `NAME=value` entry only the processes of this environment have.
+    fn env_marker(&self) -> String {
+        format!("BERTH_DATA_DIR={}", self.data_dir().display())
     }
 
     /// The one daemon of this environment; panics unless exactly one runs.
@@ -414,8 +479,14 @@ impl TestEnv {
         }
         // A killed process leaves /proc's view before the kernel has closed
         // its files: wait until its lock is released too.
-        let lock = self.socket().with_file_name("berthd.sock.lock");
-        let released = wait_until(timeout, || if lock_held(&lock) { Err(()) } else { Ok(()) });
+        let lock = self.lock_file();
+        let released = wait_until(timeout, || {
+            if berth_proto::instance_lock::is_held(&lock) {
+                Err(())
+            } else {
+                Ok(())
+            }
+        });
         assert!(released.is_ok(), "{lock:?} still held after {timeout:?}");
     }
 
@@ -429,27 +500,20 @@ impl TestEnv {
     /// Every live process started with this env's environment: daemons, and
     /// the clients, shims and commands a test left running.
     fn env_processes(&self) -> Vec<u32> {
-        let needle = format!("BERTH_DATA_DIR={}", self.data_dir().display());
+        let needle = self.env_marker();
         let me = std::process::id();
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return Vec::new();
-        };
-        entries
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        all_pids()
+            .into_iter()
             .filter(|&pid| pid != me)
-            .filter(|&pid| {
-                std::fs::read(format!("/proc/{pid}/environ"))
-                    .is_ok_and(|env| env.split(|&b| b == 0).any(|kv| kv == needle.as_bytes()))
-            })
+            .filter(|&pid| has_env_entry(pid, &needle))
             .collect()
     }
 }
 
 impl Drop for TestEnv {
     fn drop(&mut self) {
-        // SIGKILL works on stopped processes too; nothing of the daemon's
-        // state matters once the test is over. Clients go too, and again until
+        // SIGKILL works on stopped processes too (as TerminateProcess does on
+        // Windows); nothing of the daemon's state matters once the test is over. Clients go too, and again until
         // none is left: a shim that outlived its test would otherwise start a
         // daemon in a folder about to be removed, which then runs on in the
         // folders it recreates.
@@ -460,7 +524,7 @@ impl Drop for TestEnv {
                 .chain(self.daemon_pids())
                 .collect();
             for &pid in &left {
-                signal(pid, libc::SIGKILL);
+                kill(pid);
             }
             left.is_empty().then_some(()).ok_or(())
         });
@@ -491,10 +555,51 @@ pub async fn open_session(
     (first, events)
 }
 
+/// Every process id there is: /proc's numbered entries (on Windows, the
+/// process list).
+fn all_pids() -> Vec<u32> {
+    #[cfg(unix)]
+    {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .collect()
+    }
+    #[cfg(windows)]
+    {
+        win::processes().into_iter().map(|(pid, _)| pid).collect()
+    }
+}
+
+/// Whether `pid`'s environment holds the entry `kv` (`NAME=value`).
+fn has_env_entry(pid: u32, kv: &str) -> bool {
+    #[cfg(unix)]
+    {
+        std::fs::read(format!("/proc/{pid}/environ"))
+            .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == kv.as_bytes()))
+    }
+    #[cfg(windows)]
+    {
+        win::has_env_entry(pid, kv)
+    }
+}
+
 /// Sends `sig` to `pid`.
+#[cfg(unix)]
 pub fn signal(pid: u32, sig: i32) {
     // SAFETY: kill has no memory-safety preconditions.
     unsafe { libc::kill(pid as i32, sig) };
+}
+
+/// Kills `pid` at once, without waiting: SIGKILL (on Windows, TerminateProcess).
+pub fn kill(pid: u32) {
+    #[cfg(unix)]
+    signal(pid, libc::SIGKILL);
+    #[cfg(windows)]
+    win::terminate(pid);
 }
 
 /// Sends SIGKILL to `pid` and waits until the whole process has exited, at
@@ -508,6 +613,7 @@ pub fn signal(pid: u32, sig: i32) {
 /// shows as a zombie while its other threads still hold its files.
 #[cfg(target_os = "linux")]
 pub fn kill_and_wait(pid: u32, timeout: Duration) -> bool {
+    use std::os::fd::AsRawFd;
     // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor
     // or -1; nothing else is touched.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
@@ -537,6 +643,14 @@ pub fn kill_and_wait(pid: u32, timeout: Duration) -> bool {
     unsafe { libc::poll(&mut pfd, 1, millis) == 1 }
 }
 
+/// Terminates `pid` and waits until it has exited, at most `timeout`,
+/// through one process handle (so a recycled pid is never hit); returns
+/// whether it did (or was gone already).
+#[cfg(windows)]
+pub fn kill_and_wait(pid: u32, timeout: Duration) -> bool {
+    win::terminate_and_wait(pid, timeout)
+}
+
 /// Sends SIGKILL to `pid` and waits until it has exited, at most `timeout`.
 /// Without pidfds (macOS), exit shows as `kill(pid, 0)` failing; a pid
 /// recycled within the wait would look alive, which only costs the timeout.
@@ -557,6 +671,7 @@ pub fn kill_and_wait(pid: u32, timeout: Duration) -> bool {
 
 /// Whether `pid` is a berthd that has not exited (zombies do not count:
 /// nobody may reap a detached daemon in a container).
+#[cfg(unix)]
 pub fn is_live_berthd(pid: u32) -> bool {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return false;
@@ -570,7 +685,15 @@ pub fn is_live_berthd(pid: u32) -> bool {
     comm == "berthd" && state != "Z" && state != "X"
 }
 
-/// Whether `pid` is stopped (`T`).
+/// Whether `pid` runs `berthd.exe` and has not exited.
+#[cfg(windows)]
+pub fn is_live_berthd(pid: u32) -> bool {
+    win::is_live(pid, "berthd.exe")
+}
+
+/// Whether `pid` is stopped (`T`). Unix only: Windows stops no process by a
+/// signal.
+#[cfg(unix)]
 pub fn is_stopped(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
@@ -579,16 +702,6 @@ pub fn is_stopped(pid: u32) -> bool {
             s[close + 1..].split_whitespace().next().map(|st| st == "T")
         })
         .unwrap_or(false)
-}
-
-/// Whether some process holds the flock on `path`.
-fn lock_held(path: &Path) -> bool {
-    let Ok(file) = std::fs::File::open(path) else {
-        return false;
-    };
-    // SAFETY: flock on a descriptor we own; a shared lock we take is
-    // released when `file` closes.
-    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) != 0 }
 }
 
 /// Polls `f` with growing pauses until it returns `Ok`, or `timeout` passes
@@ -632,7 +745,7 @@ fn wait_with_deadline_fed(cmd: &mut Command, timeout: Duration, stdin: Option<Ve
     match rx.recv_timeout(timeout) {
         Ok(out) => out.unwrap_or_else(|e| panic!("waiting for {}: {e}", describe(cmd))),
         Err(_) => {
-            signal(pid, libc::SIGKILL);
+            kill(pid);
             panic!("{} did not finish within {timeout:?}", describe(cmd));
         }
     }

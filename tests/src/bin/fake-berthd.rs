@@ -10,24 +10,39 @@
 //!
 //! The tests run it as another user (through `setpriv`), in a folder that
 //! user made, which is exactly what a local attacker can do.
+//!
+//! Unix only: it serves a Unix socket, and those tests are Unix's (on
+//! Windows another user's pipe server is refused by its token's SID, which
+//! berth-proto's own tests check). Elsewhere it only says so.
 
+#[cfg(unix)]
 use std::io::Write as _;
+#[cfg(unix)]
 use std::path::{Path, PathBuf};
+#[cfg(unix)]
 use std::pin::Pin;
+#[cfg(unix)]
 use std::sync::Arc;
+#[cfg(unix)]
 use std::task::{Context, Poll};
 
+#[cfg(unix)]
 use berth_proto::pb::{self, berth_server::BerthServer};
+#[cfg(unix)]
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+#[cfg(unix)]
 use tokio::net::{UnixListener, UnixStream};
+#[cfg(unix)]
 use tonic::{Request, Response, Status};
 
 /// An accepted connection that copies what it reads into the record.
+#[cfg(unix)]
 struct Recorded {
     inner: UnixStream,
     record: Arc<std::sync::Mutex<std::fs::File>>,
 }
 
+#[cfg(unix)]
 impl AsyncRead for Recorded {
     fn poll_read(
         mut self: Pin<&mut Self>,
@@ -45,6 +60,7 @@ impl AsyncRead for Recorded {
     }
 }
 
+#[cfg(unix)]
 impl AsyncWrite for Recorded {
     fn poll_write(
         mut self: Pin<&mut Self>,
@@ -63,17 +79,20 @@ impl AsyncWrite for Recorded {
     }
 }
 
+#[cfg(unix)]
 impl tonic::transport::server::Connected for Recorded {
     type ConnectInfo = ();
 
     fn connect_info(&self) -> Self::ConnectInfo {}
 }
 
+#[cfg(unix)]
 struct Fake {
     socket: PathBuf,
     stop_marker: PathBuf,
 }
 
+#[cfg(unix)]
 fn evil() -> pb::Resolution {
     pb::Resolution {
         workspace: "evil".into(),
@@ -82,6 +101,7 @@ fn evil() -> pb::Resolution {
     }
 }
 
+#[cfg(unix)]
 #[tonic::async_trait]
 impl pb::berth_server::Berth for Fake {
     type OpenSessionStream = tonic::codegen::BoxStream<pb::SessionEvent>;
@@ -263,6 +283,13 @@ impl pb::berth_server::Berth for Fake {
     }
 }
 
+#[cfg(not(unix))]
+fn main() {
+    eprintln!("fake-berthd: Unix only");
+    std::process::exit(2);
+}
+
+#[cfg(unix)]
 fn main() {
     let args: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();
     if let [flag, socket] = &args[..]
@@ -282,6 +309,7 @@ fn main() {
     runtime.block_on(serve(socket, record));
 }
 
+#[cfg(unix)]
 async fn serve(socket: &Path, record: &Path) {
     let file = std::fs::OpenOptions::new()
         .create(true)
@@ -305,6 +333,7 @@ async fn serve(socket: &Path, record: &Path) {
         .expect("serve");
 }
 
+#[cfg(unix)]
 fn accepted(
     listener: UnixListener,
     record: Arc<std::sync::Mutex<std::fs::File>>,
@@ -318,6 +347,7 @@ fn accepted(
     })
 }
 
+#[cfg(unix)]
 fn dial(socket: &Path) {
     use std::io::Read as _;
     let mut stream = std::os::unix::net::UnixStream::connect(socket).expect("connect");
