@@ -355,6 +355,8 @@ fn a_malformed_config_is_refused_and_left_untouched() {
 /// through (the one its process id makes, in every spelling berth used) point
 /// at a victim file: the victim is untouched, and the configs are written as
 /// files. `exec` keeps the shell's pid, so the names are known in advance.
+// sh and ln -s; creating a symbolic link takes a privilege on Windows.
+#[cfg(unix)]
 #[test]
 fn install_never_writes_through_a_link_planted_at_its_temporary_name() {
     let env = TestEnv::new();
@@ -564,9 +566,11 @@ fn man_pages_are_roff() {
     );
     let dir = env.root().join("man");
     // A link already at a page's name is replaced, never written through.
+    // (Creating a link takes a privilege on Windows.)
     let victim = env.root().join("victim");
     write(&victim, "precious");
     std::fs::create_dir_all(&dir).unwrap();
+    #[cfg(unix)]
     std::os::unix::fs::symlink(&victim, dir.join("berth-install.1")).unwrap();
     let _ = env
         .run_berth(["man", "--dir", dir.to_str().unwrap()])
@@ -582,6 +586,8 @@ fn man_pages_are_roff() {
 
 /// berthd started the way systemd starts it: a listening socket as
 /// descriptor 3, `LISTEN_FDS=1` and `LISTEN_PID` = its own pid.
+// Socket activation by systemd is Unix's.
+#[cfg(unix)]
 #[test]
 fn berthd_serves_on_a_socket_systemd_passed_it() {
     use std::os::fd::AsRawFd;

@@ -97,7 +97,7 @@ fn run_hook_cmd(env: &TestEnv, mut cmd: Command, stdin: &[u8], keep_open: bool) 
     let output = match rx.recv_timeout(Duration::from_secs(60)) {
         Ok(out) => out.expect("waiting for berth-hook"),
         Err(_) => {
-            berth_tests::signal(pid, 9);
+            berth_tests::kill(pid);
             panic!("{description} did not finish within 60 s");
         }
     };
@@ -607,18 +607,21 @@ fn set(env: &TestEnv, key: &str, value: &str) {
 /// Sets a stop command that leaves `<root>/stop-ran` behind if it ever runs; returns that path.
 fn trace_stop_command(env: &TestEnv) -> PathBuf {
     let trace = env.root().join("stop-ran");
-    set(
-        env,
-        "hooks.stop_command",
-        &format!("touch {}", trace.display()),
-    );
+    #[cfg(unix)]
+    let command = format!("touch {}", trace.display());
+    #[cfg(windows)]
+    let command = format!("type nul > \"{}\"", trace.display());
+    set(env, "hooks.stop_command", &command);
     trace
 }
 
 /// Writes what the stop command saw into `$OUT`, and says something on
 /// both of its output streams.
+#[cfg(unix)]
 const RECORDING_COMMAND: &str = r#"printf '%s\n' "$BERTH_WORKSPACE" "$BERTH_REASON" "$BERTH_PROJECT" "$PWD" > "$OUT/env"; cat > "$OUT/payload"; echo said-on-stdout; echo said-on-stderr >&2"#;
 
+// sh syntax; the cmd.exe version follows.
+#[cfg(unix)]
 #[test]
 fn the_stop_command_runs_in_the_sessions_workspace_with_the_payload_for_every_client() {
     let w = world();
@@ -667,6 +670,40 @@ fn the_stop_command_runs_in_the_sessions_workspace_with_the_payload_for_every_cl
         .env
         .json(["claim", "--cwd", &w.approved.display().to_string()]);
     assert_eq!(claim["workspaces"], json!(["w"]), "{claim}");
+}
+
+/// Under cmd.exe: the stop command sees the session's workspace, reason and
+/// folder (its working directory), and its output streams reach the log.
+#[cfg(windows)]
+#[test]
+fn the_stop_command_runs_under_cmd_in_the_sessions_workspace_for_every_client() {
+    let w = world();
+    set(
+        &w.env,
+        "hooks.stop_command",
+        r#"(echo %BERTH_WORKSPACE%& echo %BERTH_REASON%& cd) > "%OUT%\env"& echo said-on-stdout& echo said-on-stderr 1>&2"#,
+    );
+    for &(fixture, client) in STOPS {
+        let out = w.env.dir(&format!("out/{client}-{}", fixture.len()));
+        let id = session_id();
+        let bytes = payload(fixture, Some(&w.approved), &id);
+        let mut cmd = hook_cmd(&w.env, fixture, Some(&w.approved));
+        cmd.arg("stop").env("OUT", &out);
+        let run = run_hook_cmd(&w.env, cmd, &bytes, false).silent();
+        let seen = std::fs::read_to_string(out.join("env")).unwrap_or_default();
+        let lines: Vec<&str> = seen.lines().map(str::trim_end).collect();
+        let a = w.approved.display().to_string();
+        if lines != ["w", "project-file", a.as_str()] {
+            run.fail(&format!("{fixture}: the stop command saw {seen:?}"));
+        }
+        if !run.log.contains("said-on-stdout") || !run.log.contains("said-on-stderr") {
+            run.fail("the stop command's output should be in the log");
+        }
+        let rows = conversations(&w.env, &id);
+        if rows.len() != 1 || rows[0].1 != client || rows[0].3 != "w" {
+            run.fail(&format!("{fixture}: recorded {rows:?}"));
+        }
+    }
 }
 
 #[test]
@@ -792,7 +829,11 @@ fn berth_cwd_wins_over_the_payloads_cwd() {
 #[test]
 fn a_failing_stop_command_is_logged_and_the_hook_exits_0() {
     let w = world();
-    set(&w.env, "hooks.stop_command", "echo broken >&2; exit 7");
+    #[cfg(unix)]
+    let failing = "echo broken >&2; exit 7";
+    #[cfg(windows)]
+    let failing = "echo broken>&2& exit 7";
+    set(&w.env, "hooks.stop_command", failing);
     let run = hook(
         &w.env,
         &["stop"],
@@ -805,6 +846,7 @@ fn a_failing_stop_command_is_logged_and_the_hook_exits_0() {
 }
 
 /// Whether `pid` has exited (gone, or a zombie nobody reaps).
+#[cfg(unix)]
 fn exited(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
@@ -815,6 +857,8 @@ fn exited(pid: u32) -> bool {
     }
 }
 
+// sh's `$$` and `$!`, and /proc; the cmd.exe version follows.
+#[cfg(unix)]
 #[test]
 fn a_hanging_stop_command_is_stopped_with_its_children_at_its_time_limit() {
     let w = world();
@@ -847,5 +891,23 @@ fn a_hanging_stop_command_is_stopped_with_its_children_at_its_time_limit() {
         if gone.is_err() {
             run.fail(&format!("the stop command's {name} (pid {pid}) still runs"));
         }
+    }
+}
+
+/// Under cmd.exe a command that never ends is stopped at its time limit.
+#[cfg(windows)]
+#[test]
+fn a_hanging_stop_command_under_cmd_is_stopped_at_its_time_limit() {
+    let w = world();
+    set(&w.env, "hooks.stop_timeout_secs", "1");
+    // A `for /l` with a step of 0 never ends.
+    set(&w.env, "hooks.stop_command", "for /l %i in (0,0,1) do @rem");
+    let bytes = payload("claude-code-stop.json", Some(&w.approved), &session_id());
+    let run = hook(&w.env, &["stop"], &bytes).silent();
+    if run.elapsed < Duration::from_secs(1) || run.elapsed > Duration::from_secs(5) {
+        run.fail("expected the hook to wait about the 1 s limit, then stop the command");
+    }
+    if !run.log.contains("was stopped") {
+        run.fail("the timeout should be in the log");
     }
 }

@@ -1235,7 +1235,7 @@ async fn a_kill_9_of_the_daemon_mid_session_is_survived_with_the_same_id_and_pin
     berth(&env, &["workspace", "create", "other"]);
     berth(&env, &["workspace", "switch", "other"]);
     let old = env.daemon_pid();
-    berth_tests::signal(old, libc::SIGKILL);
+    berth_tests::kill(old);
     env.wait_no_daemon(Duration::from_secs(10));
 
     // The shim starts the daemon again and re-registers, unseen.
@@ -1257,7 +1257,7 @@ async fn a_daemon_restarted_by_someone_else_gets_the_session_back() {
     let shim = Spawn::new(&env, &dir).start().await;
     shim.ok("use_workspace", json!({"name": "mine"})).await;
     let old = env.daemon_pid();
-    berth_tests::signal(old, libc::SIGKILL);
+    berth_tests::kill(old);
     env.wait_no_daemon(Duration::from_secs(10));
     // The CLI starts the new daemon; it has never heard of this session.
     berth(&env, &["workspace", "list"]);
@@ -1433,6 +1433,8 @@ async fn an_unqualified_path_is_refused_when_the_workspace_is_only_a_default() {
     shim.stop().await;
 }
 
+// Creating a symbolic link takes a privilege on Windows.
+#[cfg(unix)]
 #[tokio::test]
 async fn symlink_and_dotdot_escapes_are_refused_and_nothing_outside_is_touched() {
     let env = TestEnv::new();
@@ -1776,7 +1778,7 @@ async fn a_session_is_not_counted_as_asked_before_a_result_went_out() {
     // Registered at start-up (the shim holds the id); no tool call yet.
     wait_registered(&shim);
     let id = the_only_session(&env);
-    berth_tests::signal(env.daemon_pid(), libc::SIGKILL);
+    berth_tests::kill(env.daemon_pid());
     env.wait_no_daemon(Duration::from_secs(10));
     let (_, first) = shim.ok("list_workspaces", json!({})).await;
     assert!(

@@ -691,6 +691,22 @@ pub fn is_live_berthd(pid: u32) -> bool {
     win::is_live(pid, "berthd.exe")
 }
 
+/// Stops `pid` where it is, as a hung process would be, and waits until it
+/// is: SIGSTOP (on Windows, every thread of it suspended). Panics when it
+/// cannot be.
+pub fn pause(pid: u32) {
+    #[cfg(unix)]
+    {
+        signal(pid, libc::SIGSTOP);
+        let stopped = wait_until(Duration::from_secs(5), || {
+            is_stopped(pid).then_some(()).ok_or(())
+        });
+        assert!(stopped.is_ok(), "{pid} did not stop");
+    }
+    #[cfg(windows)]
+    assert!(win::suspend(pid), "no thread of {pid} could be suspended");
+}
+
 /// Whether `pid` is stopped (`T`). Unix only: Windows stops no process by a
 /// signal.
 #[cfg(unix)]

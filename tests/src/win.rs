@@ -1,6 +1,6 @@
 //! The Windows side of the harness: the process list, another process's
 //! environment (read from its memory, as /proc/<pid>/environ is on Linux),
-//! and terminating a process through a handle.
+//! suspending a process's threads, and terminating a process through a handle.
 
 use std::ffi::{OsStr, OsString};
 use std::os::windows::ffi::{OsStrExt, OsStringExt};
@@ -13,11 +13,13 @@ use windows_sys::Win32::Foundation::{INVALID_HANDLE_VALUE, WAIT_OBJECT_0, WAIT_T
 use windows_sys::Win32::System::Diagnostics::Debug::ReadProcessMemory;
 use windows_sys::Win32::System::Diagnostics::ToolHelp::{
     CreateToolhelp32Snapshot, PROCESSENTRY32W, Process32FirstW, Process32NextW, TH32CS_SNAPPROCESS,
+    TH32CS_SNAPTHREAD, THREADENTRY32, Thread32First, Thread32Next,
 };
 use windows_sys::Win32::System::Threading::{
-    OpenProcess, PEB, PROCESS_ACCESS_RIGHTS, PROCESS_BASIC_INFORMATION, PROCESS_QUERY_INFORMATION,
-    PROCESS_QUERY_LIMITED_INFORMATION, PROCESS_SYNCHRONIZE, PROCESS_TERMINATE, PROCESS_VM_READ,
-    QueryFullProcessImageNameW, RTL_USER_PROCESS_PARAMETERS, TerminateProcess, WaitForSingleObject,
+    OpenProcess, OpenThread, PEB, PROCESS_ACCESS_RIGHTS, PROCESS_BASIC_INFORMATION,
+    PROCESS_QUERY_INFORMATION, PROCESS_QUERY_LIMITED_INFORMATION, PROCESS_SYNCHRONIZE,
+    PROCESS_TERMINATE, PROCESS_VM_READ, QueryFullProcessImageNameW, RTL_USER_PROCESS_PARAMETERS,
+    SuspendThread, THREAD_SUSPEND_RESUME, TerminateProcess, WaitForSingleObject,
 };
 
 /// Every process now: its pid and its program's file name.
@@ -95,6 +97,58 @@ pub fn terminate_and_wait(pid: u32, timeout: Duration) -> bool {
         TerminateProcess(process.as_raw_handle(), 1);
         WaitForSingleObject(process.as_raw_handle(), millis) == WAIT_OBJECT_0
     }
+}
+
+/// Suspends every thread of `pid`, as SIGSTOP stops a Unix process: pass
+/// after pass until one finds no thread it has not suspended yet (a thread
+/// may start while the others are being suspended). False when none could be.
+pub fn suspend(pid: u32) -> bool {
+    let mut done = std::collections::BTreeSet::new();
+    loop {
+        let new: Vec<u32> = threads_of(pid)
+            .into_iter()
+            .filter(|t| !done.contains(t))
+            .collect();
+        if new.is_empty() {
+            return !done.is_empty();
+        }
+        for tid in new {
+            // SAFETY: OpenThread returns a new handle or null.
+            let h = unsafe { OpenThread(THREAD_SUSPEND_RESUME, 0, tid) };
+            if !h.is_null() {
+                // SAFETY: a handle just opened and owned here alone.
+                let h = unsafe { OwnedHandle::from_raw_handle(h) };
+                // SAFETY: the handle is open with THREAD_SUSPEND_RESUME.
+                unsafe { SuspendThread(h.as_raw_handle()) };
+            }
+            done.insert(tid);
+        }
+    }
+}
+
+/// The ids of the threads of `pid` now.
+fn threads_of(pid: u32) -> Vec<u32> {
+    // SAFETY: a snapshot of every thread, or INVALID_HANDLE_VALUE.
+    let snap = unsafe { CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0) };
+    if snap == INVALID_HANDLE_VALUE {
+        return Vec::new();
+    }
+    // SAFETY: a handle just created and owned here alone.
+    let snap = unsafe { OwnedHandle::from_raw_handle(snap) };
+    let mut out = Vec::new();
+    // SAFETY: all-zero is a valid THREADENTRY32; dwSize is set below.
+    let mut entry: THREADENTRY32 = unsafe { std::mem::zeroed() };
+    entry.dwSize = size_of::<THREADENTRY32>() as u32;
+    // SAFETY: the snapshot is open and the entry's size is set.
+    let mut more = unsafe { Thread32First(snap.as_raw_handle(), &mut entry) } != 0;
+    while more {
+        if entry.th32OwnerProcessID == pid {
+            out.push(entry.th32ThreadID);
+        }
+        // SAFETY: as above.
+        more = unsafe { Thread32Next(snap.as_raw_handle(), &mut entry) } != 0;
+    }
+    out
 }
 
 /// Whether the environment of `pid` holds the entry `kv` (`NAME=value`).

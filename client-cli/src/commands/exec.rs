@@ -206,7 +206,8 @@ fn run(words: &[OsString], env: &[(&str, &str)]) -> Result<(), CliError> {
     };
     let shown = program.to_string_lossy();
     Err(if e.kind() == std::io::ErrorKind::NotFound {
-        let looked = if shown.contains('/') {
+        // A path (on Windows `\` separates too) names a file, not a command to look up.
+        let looked = if shown.chars().any(std::path::is_separator) {
             "no such file"
         } else {
             "no such command on PATH"

@@ -1,12 +1,18 @@
 //! The daemon's life as clients see it (docs/reference.md, "The daemon").
 
+#[cfg(unix)]
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(unix)]
+use std::time::Instant;
 
-use berth_tests::{TestEnv, VERSION, bin, is_live_berthd, is_stopped, names, signal, wait_until};
+#[cfg(unix)]
+use berth_tests::signal;
+use berth_tests::{TestEnv, VERSION, bin, is_live_berthd, kill, names, pause, wait_until};
 use serde_json::json;
 
+#[cfg(unix)]
 fn mode(p: &std::path::Path) -> u32 {
     std::fs::symlink_metadata(p).expect("stat").mode() & 0o7777
 }
@@ -70,6 +76,8 @@ fn the_first_call_starts_the_daemon_and_status_describes_it() {
     assert_eq!(env.daemon_pids(), vec![pid]);
 }
 
+// The session and the inherited descriptors are read from /proc.
+#[cfg(unix)]
 #[test]
 fn the_daemon_is_detached_from_the_client_that_started_it() {
     let env = TestEnv::new();
@@ -133,9 +141,11 @@ fn every_answered_write_survives_kill_9_and_the_next_call_restarts_the_daemon() 
     let env = TestEnv::new();
     let before = write_everything(&env);
     let pid = env.daemon_pid();
-    signal(pid, libc::SIGKILL);
+    kill(pid);
     env.wait_no_daemon(Duration::from_secs(5));
-    // The killed daemon's socket is still there: a stale socket.
+    // The killed daemon's socket is still there: a stale socket. (A Windows
+    // pipe goes with its server.)
+    #[cfg(unix)]
     assert!(env.socket().exists(), "{}", env.listing());
     assert_everything_still_there(&env, &before);
     let new = env.daemon_pid();
@@ -162,6 +172,8 @@ fn daemon_stop_leaves_no_daemon_and_state_survives_the_restart() {
     assert_ne!(env.daemon_pid(), pid);
 }
 
+// A socket file outliving its server is Unix's: a Windows pipe goes with it.
+#[cfg(unix)]
 #[test]
 fn a_stale_socket_file_from_a_crash_is_replaced() {
     let env = TestEnv::new();
@@ -176,6 +188,8 @@ fn a_stale_socket_file_from_a_crash_is_replaced() {
     assert_eq!(env.daemon_pids().len(), 1);
 }
 
+// Unix modes, and a derived socket path (on Windows the user's one pipe).
+#[cfg(unix)]
 #[test]
 fn the_socket_folder_is_0700_and_the_socket_0600() {
     // No BERTH_SOCKET: the daemon derives <XDG_RUNTIME_DIR>/berth/berthd.sock
@@ -203,6 +217,8 @@ fn the_socket_folder_is_0700_and_the_socket_0600() {
 /// A runtime dir made by hand (mkdir's 0755) still holds the socket: docs/reference.md ("Programs,
 /// files and environment") names `$XDG_RUNTIME_DIR/berth/berthd.sock`, and the `berth` folder
 /// inside is berth's own, 0700.
+// Unix modes and XDG_RUNTIME_DIR; a Windows pipe has no folder.
+#[cfg(unix)]
 #[test]
 fn a_readable_runtime_dir_of_ours_still_holds_the_derived_socket() {
     let env = TestEnv::without_berth_socket();
@@ -220,6 +236,8 @@ fn a_readable_runtime_dir_of_ours_still_holds_the_derived_socket() {
     );
 }
 
+// Unix modes; a Windows pipe has no folder.
+#[cfg(unix)]
 #[test]
 fn a_socket_folder_others_can_write_is_refused_with_what_to_do() {
     let env = TestEnv::new();
@@ -236,6 +254,8 @@ fn a_socket_folder_others_can_write_is_refused_with_what_to_do() {
 
 /// A folder the user made for an explicit `BERTH_SOCKET` (mkdir's 0755) is
 /// used as it is: nobody else can plant or swap the socket in it.
+// Unix modes; a Windows pipe has no folder.
+#[cfg(unix)]
 #[test]
 fn a_socket_folder_the_user_made_readable_is_used_and_left_as_it_was() {
     let env = TestEnv::new();
@@ -251,6 +271,8 @@ fn a_socket_folder_the_user_made_readable_is_used_and_left_as_it_was() {
 /// peer-uid check stands between them. The client is a raw one
 /// (`fake-berthd --dial`): berth's own clients refuse such a folder before
 /// connecting at all.
+// Unix modes and setpriv.
+#[cfg(unix)]
 #[test]
 #[cfg_attr(
     not(berth_as_root),
@@ -292,6 +314,8 @@ fn another_user_is_refused_and_the_daemon_still_serves_its_own() {
     assert_eq!(env.daemon_pids(), vec![pid]);
 }
 
+// SIGTERM is Unix's.
+#[cfg(unix)]
 #[test]
 fn sigterm_ends_the_daemon_promptly_and_removes_its_socket() {
     let env = TestEnv::new();
@@ -317,11 +341,7 @@ fn a_stopped_daemon_is_reported_with_force_and_stop_force_recovers() {
     let env = TestEnv::new();
     env.json(["workspace", "create", "kept"]);
     let pid = env.daemon_pid();
-    signal(pid, libc::SIGSTOP);
-    let stopped = wait_until(Duration::from_secs(5), || {
-        is_stopped(pid).then_some(()).ok_or(())
-    });
-    assert!(stopped.is_ok());
+    pause(pid);
 
     let wedged = env.run_berth(["workspace", "list"]).failure(1);
     assert!(
@@ -332,7 +352,7 @@ fn a_stopped_daemon_is_reported_with_force_and_stop_force_recovers() {
     let wedged = wedged.stderr_has(&["--force", &pid.to_string()]);
     drop(wedged);
 
-    // No SIGCONT: --force must deal with it as it is.
+    // No SIGCONT (no resumed thread): --force must deal with it as it is.
     let out = env.json(["daemon", "stop", "--force"]);
     assert_eq!(out["stopped"], true, "{out}");
     env.wait_no_daemon(Duration::from_secs(5));
@@ -349,7 +369,7 @@ fn daemon_stop_without_force_on_a_stopped_daemon_fails_and_says_force() {
     let env = TestEnv::new();
     let _ = env.run_berth(["resolve"]).success();
     let pid = env.daemon_pid();
-    signal(pid, libc::SIGSTOP);
+    pause(pid);
     let _ = env
         .run_berth(["daemon", "stop"])
         .failure(1)
@@ -459,8 +479,10 @@ fn the_daemon_logs_to_a_file_in_the_state_folder() {
 fn status_and_stop_treat_a_stale_socket_as_no_daemon() {
     let env = TestEnv::new();
     let _ = env.run_berth(["resolve"]).success();
-    signal(env.daemon_pid(), libc::SIGKILL);
+    kill(env.daemon_pid());
     env.wait_no_daemon(Duration::from_secs(5));
+    // A Windows pipe goes with its server.
+    #[cfg(unix)]
     assert!(env.socket().exists());
     assert_eq!(env.json(["daemon", "status"])["running"], false);
     assert_eq!(env.json(["daemon", "stop"])["stopped"], false);
@@ -474,6 +496,8 @@ fn status_and_stop_treat_a_stale_socket_as_no_daemon() {
 /// A temp cleaner removed the socket of a running daemon: it holds the lock
 /// but nobody can reach it. A daemon that holds the lock but no longer answers
 /// in time is reported with how to stop it, `--force` (docs/reference.md, "The daemon").
+// A Windows pipe cannot be removed while its server runs.
+#[cfg(unix)]
 #[test]
 fn a_daemon_whose_socket_vanished_is_reported_with_force_and_stop_force_recovers() {
     let env = TestEnv::new();
@@ -516,7 +540,7 @@ fn concurrent_writes_from_many_clients_are_all_kept() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    signal(env.daemon_pid(), libc::SIGKILL);
+    kill(env.daemon_pid());
     env.wait_no_daemon(Duration::from_secs(5));
     let mut expected = vec!["default".to_string()];
     expected.extend((0..16).map(|i| format!("w{i:02}")));
@@ -528,21 +552,16 @@ fn concurrent_writes_from_many_clients_are_all_kept() {
 /// start another once the lock comes free.
 #[test]
 fn a_busy_answer_from_a_daemon_on_its_way_out_is_followed_by_a_new_start() {
-    use std::os::fd::AsRawFd;
     let env = TestEnv::new();
-    std::fs::create_dir_all(env.socket().parent().unwrap()).unwrap();
-    let lock_path = env.socket().with_file_name("berthd.sock.lock");
+    let lock_path = env.lock_file();
+    std::fs::create_dir_all(lock_path.parent().unwrap()).unwrap();
     let lock = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(&lock_path)
         .unwrap();
-    // SAFETY: flock on a descriptor this test owns.
-    assert_eq!(
-        unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
-        0
-    );
+    assert!(berth_proto::instance_lock::try_lock(&lock).unwrap());
     let client = env
         .berth(["workspace", "list", "--json"])
         .stdout(Stdio::piped())
@@ -595,7 +614,9 @@ fn the_log_filter_comes_from_berth_log_then_rust_log() {
 
 /// A daemon whose data folder is deleted, or moved away and replaced, stops
 /// within seconds: it would otherwise keep writing a registry no client finds,
-/// and a second daemon could take the same path.
+/// and a second daemon could take the same path. Unix only: Windows refuses to
+/// delete or move a folder holding files the daemon has open.
+#[cfg(unix)]
 #[test]
 fn a_daemon_whose_data_folder_is_deleted_or_replaced_stops() {
     let env = TestEnv::new();

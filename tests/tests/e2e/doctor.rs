@@ -1,19 +1,23 @@
 //! `berth doctor [--json]`: one line per check, each problem with its fix,
 //! exit 1 when any check fails (docs/reference.md, "berth doctor").
 
+#[cfg(unix)]
 use std::os::unix::fs::PermissionsExt;
 
 use berth_tests::{Run, TestEnv, VERSION, bin};
 use serde_json::Value;
 
 /// A fresh env as berthd would make it: the harness creates the data folder
-/// with mkdir's default mode, berthd with 0700.
+/// with mkdir's default mode, berthd with 0700 (on Windows both inherit the
+/// parent's access list).
 fn fresh() -> TestEnv {
     let env = TestEnv::new();
+    #[cfg(unix)]
     chmod(&env.data_dir(), 0o700);
     env
 }
 
+#[cfg(unix)]
 fn chmod(path: &std::path::Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
 }
@@ -123,6 +127,8 @@ fn a_daemon_of_another_version_is_a_problem_with_its_fix_and_is_not_replaced() {
     assert_eq!(run.code(), Some(0), "{doc:#}");
 }
 
+// Unix modes.
+#[cfg(unix)]
 #[test]
 fn wrong_modes_on_the_data_folder_and_the_database_are_problems_with_their_fixes() {
     let env = fresh();

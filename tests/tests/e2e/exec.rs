@@ -4,9 +4,12 @@
 //! runs and stdout stays empty: it may be an MCP client's pipe.
 
 use std::path::Path;
+#[cfg(unix)]
 use std::time::Duration;
 
-use berth_tests::{Run, TestEnv, wait_until};
+#[cfg(unix)]
+use berth_tests::wait_until;
+use berth_tests::{Run, TestEnv};
 
 /// Asserts that a failed `berth exec` ran nothing and printed nothing on stdout.
 fn ran_nothing(run: Run, code: i32, marker: &Path) -> Run {
@@ -64,15 +67,19 @@ fn a_missing_command_exits_127_and_one_that_cannot_run_126() {
         .run_berth(["exec", "-w", "default", "--", gone.to_str().unwrap()])
         .failure(127)
         .stderr_has(&["no such file"]);
-    // A folder and a file without the execute bit cannot run.
-    let plain = env.root().join("plain.sh");
-    std::fs::write(&plain, "#!/bin/sh\necho hi\n").unwrap();
-    for prog in [env.root().to_path_buf(), plain] {
-        let run = env
-            .run_berth(["exec", "-w", "default", "--", prog.to_str().unwrap()])
-            .failure(126)
-            .stderr_has(&["cannot run"]);
-        assert!(run.output.stdout.is_empty());
+    // A folder and a file without the execute bit cannot run. (The execute
+    // bit is Unix's.)
+    #[cfg(unix)]
+    {
+        let plain = env.root().join("plain.sh");
+        std::fs::write(&plain, "#!/bin/sh\necho hi\n").unwrap();
+        for prog in [env.root().to_path_buf(), plain] {
+            let run = env
+                .run_berth(["exec", "-w", "default", "--", prog.to_str().unwrap()])
+                .failure(126)
+                .stderr_has(&["cannot run"]);
+            assert!(run.output.stdout.is_empty());
+        }
     }
 }
 
@@ -110,6 +117,8 @@ fn an_unknown_or_unclosed_placeholder_runs_nothing() {
     );
 }
 
+// Runs printf, a Unix program.
+#[cfg(unix)]
 #[test]
 fn placeholders_with_odd_characters_are_filled_word_by_word() {
     let env = TestEnv::new();
@@ -164,6 +173,8 @@ fn placeholders_with_odd_characters_are_filled_word_by_word() {
     assert_eq!(run.stdout(), got.join("\n") + "\n", "{}", run.stderr());
 }
 
+// Runs sh.
+#[cfg(unix)]
 #[test]
 fn the_answer_reaches_the_commands_environment() {
     let env = TestEnv::new();
@@ -218,6 +229,8 @@ fn the_answer_reaches_the_commands_environment() {
     assert_eq!(run.json()["workspace"], "shop");
 }
 
+// Runs sh.
+#[cfg(unix)]
 #[test]
 fn the_unassigned_setting_answers_where_nothing_else_does() {
     let env = TestEnv::new();
@@ -261,6 +274,8 @@ fn only_the_active_workspace_is_no_answer() {
     let _ = ran_nothing(env.run(cmd), 1, &marker).stderr_has(&["berth workspace use shop"]);
 }
 
+// SIGPIPE, and parents read from /proc.
+#[cfg(unix)]
 #[test]
 fn the_command_gets_default_signals_and_never_the_daemon_as_a_child() {
     let env = TestEnv::new();

@@ -2,6 +2,9 @@
 //! daemon bounded memory and descriptors, other clients are still answered,
 //! and silent sockets are closed after the idle timeout.
 
+// Unix only: raw Unix-socket clients, descriptor limits and /proc.
+#![cfg(unix)]
+
 use std::io::{ErrorKind, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};

@@ -4,8 +4,11 @@
 //! and group, temporary files do not pile up, and a bad registry row costs only its own
 //! workspace.
 
+#[cfg(unix)]
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(unix)]
+use std::path::PathBuf;
 
 use berth_proto::client::Connection;
 use berth_proto::pb;
@@ -98,6 +101,7 @@ fn create(env: &TestEnv, name: &str, home: &Path) {
 }
 
 /// Every file and link below `dir`, with its content or target.
+#[cfg(unix)]
 fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -154,6 +158,8 @@ fn a_home_inside_another_or_containing_one_is_refused() {
 /// The attack: with `wb`'s home nested in `wa`'s, `wa`'s tools move `wb`'s home away and put
 /// a link in its place; `wb`'s writes must not follow it out, whether the link is absolute or
 /// relative (a `..` link that points inside from deep down and outside from where it lands).
+// Creating a symbolic link takes a privilege on Windows.
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_link_or_a_folder_moved_into_a_homes_place_is_refused_and_nothing_lands_outside() {
     let env = TestEnv::new();
@@ -270,6 +276,8 @@ async fn a_link_or_a_folder_moved_into_a_homes_place_is_refused_and_nothing_land
     );
 }
 
+// Unix modes, groups and umask.
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn edit_and_write_keep_mode_and_group_and_a_new_file_follows_the_umask() {
     let env = TestEnv::new();
@@ -315,6 +323,7 @@ async fn edit_and_write_keep_mode_and_group_and_a_new_file_follows_the_umask() {
 }
 
 /// The daemon's umask, as the kernel reports it.
+#[cfg(unix)]
 fn daemon_umask(env: &TestEnv) -> u32 {
     let status = std::fs::read_to_string(format!("/proc/{}/status", env.daemon_pid())).unwrap();
     let line = status.lines().find(|l| l.starts_with("Umask:")).unwrap();
@@ -378,7 +387,14 @@ fn stale_temporary_files_of_dead_writers_are_removed_at_start() {
     let _ = env.run_berth(["daemon", "stop"]).success();
     env.wait_no_daemon(std::time::Duration::from_secs(10));
 
+    #[cfg(unix)]
     let mut child = std::process::Command::new("true").spawn().unwrap();
+    #[cfg(windows)]
+    let mut child = std::process::Command::new(berth_tests::bin("berth"))
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
     let dead = child.id();
     child.wait().unwrap();
     // Another berthd, running: its files may still be written.

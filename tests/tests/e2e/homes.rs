@@ -2,6 +2,7 @@
 //! only where nothing can go wrong, refused with what to do otherwise.
 
 use berth_tests::TestEnv;
+#[cfg(unix)]
 use rstest::rstest;
 
 fn refused(env: &TestEnv, home: &str, needle: &str) {
@@ -17,6 +18,8 @@ fn refused(env: &TestEnv, home: &str, needle: &str) {
     );
 }
 
+// The system folders berth refuses are Unix's.
+#[cfg(unix)]
 #[rstest]
 #[case::the_filesystem_root("/")]
 #[case::etc("/etc")]
@@ -85,6 +88,8 @@ fn berths_data_dir_and_anything_overlapping_it_are_refused() {
     refused(&env, inside.to_str().unwrap(), "data");
 }
 
+// A Unix system folder, through a symbolic link.
+#[cfg(unix)]
 #[test]
 fn a_symlink_into_a_system_folder_is_judged_by_its_target() {
     let env = TestEnv::new();
@@ -116,9 +121,17 @@ fn a_folder_that_is_already_a_home_is_refused_for_a_second_workspace() {
         "--home",
         h.to_str().unwrap(),
     ]);
-    let link = env.home().join("notes-link");
-    std::os::unix::fs::symlink(&h, &link).unwrap();
-    for spelled in [format!("{}/", h.display()), link.display().to_string()] {
+    let trailing = format!("{}/", h.display());
+    // Creating a symbolic link takes a privilege on Windows.
+    #[cfg(unix)]
+    let spellings = {
+        let link = env.home().join("notes-link");
+        std::os::unix::fs::symlink(&h, &link).unwrap();
+        [trailing, link.display().to_string()]
+    };
+    #[cfg(windows)]
+    let spellings = [trailing];
+    for spelled in spellings {
         let _ = env
             .run_berth(["workspace", "create", "second", "--home", &spelled])
             .failure(1)

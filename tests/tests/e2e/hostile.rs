@@ -10,15 +10,22 @@
 //! tool arguments, project files and hook payloads.
 
 use std::collections::BTreeMap;
+#[cfg(unix)]
 use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
+#[cfg(unix)]
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+#[cfg(unix)]
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+#[cfg(unix)]
 use berth_proto::client::ClientError;
+#[cfg(unix)]
 use berth_proto::pb;
-use berth_tests::{Run, TestEnv, bin, names};
+#[cfg(unix)]
+use berth_tests::{Run, names};
+use berth_tests::{TestEnv, bin};
 use serde_json::{Value, json};
 
 /// Every run must end well within this: nothing hostile may make berth wait.
@@ -41,7 +48,10 @@ fn snapshot(root: &Path) -> Snapshot {
             let (kind, body) = if ft.is_symlink() {
                 (
                     "link",
-                    std::fs::read_link(&p).unwrap().into_os_string().into_vec(),
+                    std::fs::read_link(&p)
+                        .unwrap()
+                        .into_os_string()
+                        .into_encoded_bytes(),
                 )
             } else if ft.is_dir() {
                 stack.push(p.clone());
@@ -56,8 +66,8 @@ fn snapshot(root: &Path) -> Snapshot {
                 (
                     kind.to_string(),
                     meta.len(),
-                    meta.mtime_nsec() + meta.mtime() * 1_000_000_000,
-                    meta.mode(),
+                    mtime_ns(&meta),
+                    mode(&meta),
                     body,
                 ),
             );
@@ -66,11 +76,32 @@ fn snapshot(root: &Path) -> Snapshot {
     out
 }
 
-use std::os::unix::ffi::OsStringExt;
+#[cfg(unix)]
+fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+    meta.mtime_nsec() + meta.mtime() * 1_000_000_000
+}
+
+#[cfg(windows)]
+fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+    let t = meta.modified().unwrap();
+    t.duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64
+}
+
+#[cfg(unix)]
+fn mode(meta: &std::fs::Metadata) -> u32 {
+    meta.mode()
+}
+
+/// The file attributes (read-only, hidden, ...): what Windows has of a mode.
+#[cfg(windows)]
+fn mode(meta: &std::fs::Metadata) -> u32 {
+    std::os::windows::fs::MetadataExt::file_attributes(meta)
+}
 
 /// A world with a sentinel tree outside every folder berth owns: files, a
-/// folder, a symlink loop (`loop/a -> b -> a`), and links from the home and
-/// a project pointing into it.
+/// folder, a symlink loop (`loop/a -> b -> a`; on Windows, where a link
+/// takes a privilege, the loop's folder only), and links from the home and a
+/// project pointing into it.
 struct World {
     env: TestEnv,
     outside: PathBuf,
@@ -85,8 +116,13 @@ impl World {
         std::fs::create_dir(outside.join("sub")).unwrap();
         std::fs::write(outside.join("sub/data.bin"), [0u8, 1, 2, 255]).unwrap();
         let lp = env.dir("outside/loop");
-        std::os::unix::fs::symlink(lp.join("b"), lp.join("a")).unwrap();
-        std::os::unix::fs::symlink(lp.join("a"), lp.join("b")).unwrap();
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(lp.join("b"), lp.join("a")).unwrap();
+            std::os::unix::fs::symlink(lp.join("a"), lp.join("b")).unwrap();
+        }
+        #[cfg(windows)]
+        let _ = lp;
         let before = snapshot(&outside);
         World {
             env,
@@ -120,6 +156,7 @@ impl World {
 }
 
 /// A clear refusal: exit 1 or 2, a message on stderr, no panic, in time.
+#[cfg(unix)]
 fn refused(run: Run) -> Run {
     if !matches!(run.code(), Some(1 | 2)) {
         run.fail("expected a refusal (exit 1 or 2)");
@@ -133,6 +170,7 @@ fn refused(run: Run) -> Run {
 }
 
 /// Either answered or clearly refused; never a crash, a hang or silence.
+#[cfg(unix)]
 fn answered_or_refused(run: Run) -> Run {
     if run.code() == Some(0) {
         assert!(run.elapsed < BOUND, "took {:?}", run.elapsed);
@@ -141,10 +179,13 @@ fn answered_or_refused(run: Run) -> Run {
     refused(run)
 }
 
+#[cfg(unix)]
 fn os(bytes: &[u8]) -> &OsStr {
     OsStr::from_bytes(bytes)
 }
 
+// Non-UTF-8 arguments, /proc and symbolic links (a privilege on Windows).
+#[cfg(unix)]
 #[test]
 fn hostile_cli_arguments_get_clear_errors_and_touch_nothing_outside() {
     let w = World::new();
@@ -343,6 +384,8 @@ fn hostile_cli_arguments_get_clear_errors_and_touch_nothing_outside() {
     assert_eq!(env.daemon_pids().len(), 1);
 }
 
+// Symbolic links (a privilege on Windows) and a FIFO.
+#[cfg(unix)]
 #[test]
 fn hostile_project_files_are_ignored_with_a_note_and_never_hang() {
     let w = World::new();
@@ -458,6 +501,7 @@ fn hook_payload_corpus_and_garbage_exit_0_with_valid_stdout() {
 // ---- RPC fields, straight to the daemon ----
 
 /// An RPC error with a message (the daemon's words), never a lost connection.
+#[cfg(unix)]
 fn rpc_refused<T: std::fmt::Debug>(what: &str, r: Result<T, ClientError>) -> String {
     match r {
         Err(ClientError::Rpc(s)) => {
@@ -471,6 +515,7 @@ fn rpc_refused<T: std::fmt::Debug>(what: &str, r: Result<T, ClientError>) -> Str
     }
 }
 
+#[cfg(unix)]
 fn caller(cwd: &str) -> Option<pb::Caller> {
     Some(pb::Caller {
         cwd: cwd.to_string(),
@@ -478,6 +523,8 @@ fn caller(cwd: &str) -> Option<pb::Caller> {
     })
 }
 
+// Symbolic links out of a home (creating one takes a privilege on Windows).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_rpc_fields_get_clear_errors_and_the_daemon_keeps_serving() {
     let w = World::new();

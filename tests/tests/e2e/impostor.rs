@@ -3,23 +3,35 @@
 //! fake (`fake-berthd`, run as `nobody` through `setpriv`) records all it
 //! receives, and its hook reply asks for a stop command that leaves a mark.
 
+#[cfg(unix)]
 use std::io::{BufRead, BufReader, Write};
+#[cfg(unix)]
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+#[cfg(unix)]
+use std::path::Path;
+use std::path::PathBuf;
+#[cfg(unix)]
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use berth_tests::{TestEnv, bin, wait_until};
+#[cfg(unix)]
+use berth_tests::wait_until;
+use berth_tests::{TestEnv, bin};
 
+// The impostor is another user's process, run through setpriv: Unix only.
+// (On Windows a pipe server of another user is refused by its token's SID.)
+#[cfg(unix)]
 const NOBODY: u32 = 65534;
 
 /// A fake daemon run by another user, and where it listens.
+#[cfg(unix)]
 struct Impostor {
     socket: PathBuf,
     record: PathBuf,
     child: Child,
 }
 
+#[cfg(unix)]
 impl Impostor {
     /// Starts the fake as `nobody` on `socket` and waits until it listens.
     fn start(env: &TestEnv, socket: &Path) -> Impostor {
@@ -70,6 +82,7 @@ impl Impostor {
     }
 }
 
+#[cfg(unix)]
 impl Drop for Impostor {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -79,6 +92,7 @@ impl Drop for Impostor {
 
 /// A folder for the fake, owned by `nobody`: what an attacker can make in
 /// /tmp before the victim's daemon ever runs.
+#[cfg(unix)]
 fn nobodys_folder(env: &TestEnv, name: &str) -> PathBuf {
     std::fs::set_permissions(env.root(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let shared = env.root().join("impostor");
@@ -95,6 +109,7 @@ fn nobodys_folder(env: &TestEnv, name: &str) -> PathBuf {
 /// fails naming the socket and the other uid; both hooks print nothing and
 /// exit 0; an MCP session's instructions quote the refusal. The fake
 /// received nothing, no stop command ran and no daemon was started.
+#[cfg(unix)]
 fn every_client_refuses(env: &TestEnv, socket: &Path, fake: &Impostor, expect: &str) {
     let with_socket = |mut cmd: Command| {
         cmd.env("BERTH_SOCKET", socket);
@@ -150,6 +165,8 @@ fn every_client_refuses(env: &TestEnv, socket: &Path, fake: &Impostor, expect: &
     assert!(env.daemon_pids().is_empty(), "a daemon was started");
 }
 
+// Another user's process, run through setpriv.
+#[cfg(unix)]
 #[test]
 #[cfg_attr(
     not(berth_as_root),
@@ -167,6 +184,8 @@ fn a_fake_daemon_in_a_folder_another_user_made_is_refused_by_every_client() {
     );
 }
 
+// Another user's process, run through setpriv.
+#[cfg(unix)]
 #[test]
 #[cfg_attr(
     not(berth_as_root),
@@ -184,6 +203,8 @@ fn a_socket_of_another_user_in_our_folder_is_refused() {
     every_client_refuses(&env, &fake.socket, &fake, "the socket belongs to uid 65534");
 }
 
+// Another user's process, run through setpriv.
+#[cfg(unix)]
 #[test]
 #[cfg_attr(
     not(berth_as_root),
@@ -199,6 +220,8 @@ fn a_symlinked_socket_folder_is_refused() {
     every_client_refuses(&env, &link.join("berthd.sock"), &fake, "is a symlink");
 }
 
+// Another user's process, run through setpriv.
+#[cfg(unix)]
 #[test]
 #[cfg_attr(
     not(berth_as_root),
@@ -226,6 +249,7 @@ fn a_socket_and_folder_of_ours_with_another_user_listening_is_refused() {
 
 /// Live berthd processes whose environment has `HOME=<home>`, wherever
 /// their socket and data variables pointed.
+#[cfg(unix)]
 fn daemons_with_home(home: &Path) -> Vec<u32> {
     let needle = format!("HOME={}", home.display());
     let mut pids: Vec<u32> = std::fs::read_dir("/proc")
@@ -244,8 +268,10 @@ fn daemons_with_home(home: &Path) -> Vec<u32> {
 }
 
 /// Kills every daemon of a home when the test ends, however it ends.
+#[cfg(unix)]
 struct KillDaemonsOf(PathBuf);
 
+#[cfg(unix)]
 impl Drop for KillDaemonsOf {
     fn drop(&mut self) {
         for pid in daemons_with_home(&self.0) {
@@ -260,6 +286,9 @@ impl Drop for KillDaemonsOf {
 /// data folder's record, and sees its writes at once, and the CLI sees the
 /// MCP session's. One berthd in all; the stripped client's own socket folder
 /// (`/tmp/berth-<uid>`) is never made.
+// Environments from /proc, and /tmp/berth-<uid>; on Windows a stripped
+// environment derives the user's one pipe, which a test may not take.
+#[cfg(unix)]
 #[test]
 fn a_client_with_a_stripped_environment_reaches_the_same_daemon() {
     let env = TestEnv::new();
@@ -317,6 +346,7 @@ fn a_client_with_a_stripped_environment_reaches_the_same_daemon() {
 }
 
 /// An MCP session over a shim's stdio, spoken line by line.
+#[cfg(unix)]
 struct McpSession {
     child: Child,
     stdin: Option<std::process::ChildStdin>,
@@ -324,6 +354,7 @@ struct McpSession {
     next_id: u64,
 }
 
+#[cfg(unix)]
 impl McpSession {
     /// Starts the shim and completes the `initialize` handshake; returns
     /// the session and the handshake's answer.
@@ -391,6 +422,7 @@ impl McpSession {
     }
 }
 
+#[cfg(unix)]
 impl Drop for McpSession {
     fn drop(&mut self) {
         drop(self.stdin.take());
@@ -400,6 +432,7 @@ impl Drop for McpSession {
 
 /// Runs one MCP session: initialize, then each `tools/call` in turn; returns
 /// everything the shim printed.
+#[cfg(unix)]
 fn mcp_calls(cmd: Command, calls: &[&str]) -> String {
     let (mut session, mut said) = McpSession::start(cmd);
     for params in calls {
@@ -412,6 +445,8 @@ fn mcp_calls(cmd: Command, calls: &[&str]) -> String {
 /// socket (folder and socket file ours, only the listener is not): the
 /// session's reconnect is verified like its first dial, and the write it
 /// was asked for reaches nobody.
+// Another user's process, run through setpriv.
+#[cfg(unix)]
 #[test]
 #[cfg_attr(
     not(berth_as_root),
@@ -446,10 +481,16 @@ fn a_second_daemon_for_the_same_data_folder_names_the_first_and_exits() {
     let env = TestEnv::new();
     let _ = env.run_berth(["daemon", "start"]).success();
     let first = env.daemon_pid();
-    let other = env.dir("run2");
-    std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o700)).unwrap();
+    #[cfg(unix)]
+    let other = {
+        let other = env.dir("run2");
+        std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o700)).unwrap();
+        other.join("berthd.sock")
+    };
+    #[cfg(windows)]
+    let other = PathBuf::from(format!("{}-2", env.socket().display()));
     let mut cmd = env.command(bin("berthd"));
-    cmd.env("BERTH_SOCKET", other.join("berthd.sock"));
+    cmd.env("BERTH_SOCKET", &other);
     let second = env.run(cmd).failure(1);
     let err = second.stderr();
     for part in [
@@ -460,13 +501,12 @@ fn a_second_daemon_for_the_same_data_folder_names_the_first_and_exits() {
     ] {
         assert!(err.contains(&part), "{part:?} missing from:\n{err}");
     }
-    assert!(!other.join("berthd.sock").exists());
+    assert!(!other.exists());
     assert_eq!(env.daemon_pids(), vec![first]);
     // A spawner reads the same on the readiness pipe (here: stdout), and
     // follows the data folder's record to the running daemon.
     let mut cmd = env.command(bin("berthd"));
-    cmd.env("BERTH_SOCKET", other.join("berthd.sock"))
-        .args(["--ready-fd", "1"]);
+    cmd.env("BERTH_SOCKET", &other).args(["--ready-fd", "1"]);
     let said = env.run(cmd).failure(1).stdout();
     assert!(
         said.starts_with("elsewhere: another berthd") && said.contains(&format!("pid {first}")),
@@ -474,12 +514,12 @@ fn a_second_daemon_for_the_same_data_folder_names_the_first_and_exits() {
     );
     // A client told the other socket still reaches the one daemon.
     let mut resolve = env.berth(["--json", "daemon", "status"]);
-    resolve.env("BERTH_SOCKET", other.join("berthd.sock"));
+    resolve.env("BERTH_SOCKET", &other);
     let status = env.run(resolve).success().json();
     assert_eq!(status["pid"], first);
     // And `daemon stop` told the other socket stops that one daemon.
     let mut stop = env.berth(["daemon", "stop"]);
-    stop.env("BERTH_SOCKET", other.join("berthd.sock"));
+    stop.env("BERTH_SOCKET", &other);
     let _ = env.run(stop).success();
     env.wait_no_daemon(Duration::from_secs(5));
 }
@@ -518,14 +558,19 @@ fn a_daemon_of_another_data_folder_refuses_the_client_naming_both() {
     let status = as_other(&["--json", "daemon", "status"]).success().json();
     assert_eq!(status["data_dir"], env.data_dir().display().to_string());
     // Spelled another way, the same folder is the same registry: with `..`,
-    // through a symlink, relative to the client's cwd.
-    let link = env.root().join("data-link");
-    std::os::unix::fs::symlink(env.data_dir(), &link).unwrap();
-    for (cwd, spelled) in [
-        (env.root().to_path_buf(), env.root().join("home/../data")),
-        (env.root().to_path_buf(), link),
-        (env.home(), std::path::PathBuf::from("../data")),
-    ] {
+    // through a symlink (Unix: a link takes a privilege on Windows), relative
+    // to the client's cwd.
+    let dotdot = (env.root().to_path_buf(), env.root().join("home/../data"));
+    let relative = (env.home(), PathBuf::from("../data"));
+    #[cfg(unix)]
+    let spellings = {
+        let link = env.root().join("data-link");
+        std::os::unix::fs::symlink(env.data_dir(), &link).unwrap();
+        [dotdot, (env.root().to_path_buf(), link), relative]
+    };
+    #[cfg(windows)]
+    let spellings = [dotdot, relative];
+    for (cwd, spelled) in spellings {
         let mut cmd = env.berth_in(&cwd, ["workspace", "list"]);
         cmd.env("BERTH_DATA_DIR", &spelled);
         let listed = env.run(cmd).success().stdout();

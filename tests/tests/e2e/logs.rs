@@ -1,6 +1,9 @@
 //! Log files only their user may read: a log names the user's folders and
 //! workspaces, and the machine may have other users.
 
+// Unix modes; on Windows the log's folder inherits the user's access list.
+#![cfg(unix)]
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 

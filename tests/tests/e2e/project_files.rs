@@ -1,7 +1,9 @@
 //! Project files (docs/reference.md, "Roots, the walk and project files"): a bad file is ignored
 //! with a note naming it, and a file that travelled with a repository only proposes.
 
+#[cfg(unix)]
 use std::ffi::CString;
+#[cfg(unix)]
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -15,8 +17,11 @@ use serde_json::json;
 enum Bad {
     Bytes(&'static [u8]),
     Huge,
+    /// Unix only, as are /dev/zero and links made without a privilege.
+    #[cfg(unix)]
     Fifo,
     Directory,
+    #[cfg(unix)]
     SymlinkToDevZero,
 }
 
@@ -31,12 +36,14 @@ fn plant(file: &Path, bad: Bad) {
             s.push_str("\"}");
             std::fs::write(file, s).unwrap();
         }
+        #[cfg(unix)]
         Bad::Fifo => {
             let c = CString::new(file.as_os_str().as_bytes()).unwrap();
             // SAFETY: a valid NUL-terminated path.
             assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
         }
         Bad::Directory => std::fs::create_dir(file).unwrap(),
+        #[cfg(unix)]
         Bad::SymlinkToDevZero => std::os::unix::fs::symlink("/dev/zero", file).unwrap(),
     }
 }
@@ -50,9 +57,12 @@ fn plant(file: &Path, bad: Bad) {
 #[case::no_workspace_key(Bad::Bytes(br#"{"name": "w"}"#), "no \"workspace\" key")]
 #[case::an_invalid_name(Bad::Bytes(br#"{"workspace": "W W"}"#), "invalid workspace name")]
 #[case::a_200_kb_file(Bad::Huge, "larger than 64 KiB")]
-#[case::a_fifo(Bad::Fifo, "not a regular file")]
+#[cfg_attr(unix, case::a_fifo(Bad::Fifo, "not a regular file"))]
 #[case::a_directory(Bad::Directory, "not a regular file")]
-#[case::a_symlink_to_dev_zero(Bad::SymlinkToDevZero, "not a regular file")]
+#[cfg_attr(
+    unix,
+    case::a_symlink_to_dev_zero(Bad::SymlinkToDevZero, "not a regular file")
+)]
 fn a_bad_project_file_is_ignored_with_a_note_naming_it(#[case] bad: Bad, #[case] why: &str) {
     let env = TestEnv::new();
     env.json(["workspace", "create", "w"]);

@@ -118,12 +118,15 @@ fn with_no_daemon_running_it_starts_one() {
 
 /// Runs `script` in `shell` (`-c`) from `dir` with the test's environment.
 /// Tests of a shell this machine lacks are ignored, and counted so (tests/build.rs).
+// Unix shells.
+#[cfg(unix)]
 fn in_shell(env: &TestEnv, shell: &str, args: &[&str], dir: &Path) -> String {
     let mut cmd = env.command(shell);
     cmd.args(args).current_dir(dir);
     env.run(cmd).success().stdout()
 }
 
+#[cfg(unix)]
 #[test]
 fn bash_shows_the_segment_before_its_prompt_once_and_keeps_the_status() {
     let env = world();
@@ -146,6 +149,7 @@ fn bash_shows_the_segment_before_its_prompt_once_and_keeps_the_status() {
     assert_eq!(out, "1\n");
 }
 
+#[cfg(unix)]
 #[test]
 #[cfg_attr(not(berth_has_zsh), ignore = "zsh is not installed")]
 fn zsh_shows_the_segment_before_its_prompt_once() {
@@ -161,6 +165,7 @@ fn zsh_shows_the_segment_before_its_prompt_once() {
     assert_eq!(out, format!("(shop?) {shown}> \n__berth_prompt_precmd\n"));
 }
 
+#[cfg(unix)]
 #[test]
 #[cfg_attr(not(berth_has_fish), ignore = "fish is not installed")]
 fn fish_shows_the_segment_before_its_prompt_and_keeps_the_status() {

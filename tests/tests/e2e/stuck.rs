@@ -5,17 +5,24 @@
 //! the daemon, and `daemon stop` then left a process running with the
 //! database open. See docs/decisions/0015-stop-means-stopped.md.
 
+#[cfg(unix)]
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+#[cfg(unix)]
 use berth_proto::client::Connection;
+#[cfg(unix)]
 use berth_proto::pb;
 use berth_tests::TestEnv;
+#[cfg(unix)]
 use serde_json::{Value, json};
 
 /// A refusal of a special file is immediate; this only bounds a broken run.
+#[cfg(unix)]
 const QUICK: Duration = Duration::from_secs(3);
 
+// FIFOs are Unix's.
+#[cfg(unix)]
 fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: a valid NUL-terminated path.
@@ -41,6 +48,7 @@ fn gone_soon(pid: u32) -> bool {
 }
 
 /// Opens an MCP session in the user's home (no project: qualified paths).
+#[cfg(unix)]
 async fn session(env: &TestEnv, conn: &mut Connection) -> String {
     let open = pb::OpenSessionRequest {
         caller: Some(pb::Caller {
@@ -56,6 +64,7 @@ async fn session(env: &TestEnv, conn: &mut Connection) -> String {
     first.session_id
 }
 
+#[cfg(unix)]
 async fn tool(conn: &mut Connection, session: &str, tool: &str, args: Value) -> pb::CallToolReply {
     let req = pb::CallToolRequest {
         session_id: session.to_string(),
@@ -72,6 +81,7 @@ async fn tool(conn: &mut Connection, session: &str, tool: &str, args: Value) -> 
 
 /// A workspace `app` whose home holds `notes.md` (with a needle) and the
 /// FIFOs `pipe0..pipe{fifos}`.
+#[cfg(unix)]
 fn app_with_fifos(env: &TestEnv, fifos: usize) {
     let _ = env.run_berth(["workspace", "create", "app"]).success();
     let home = env.managed_home("app");
@@ -82,6 +92,7 @@ fn app_with_fifos(env: &TestEnv, fifos: usize) {
     }
 }
 
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fifo_is_not_a_regular_file_for_read_and_edit_and_search_skips_it() {
     let env = TestEnv::new();
@@ -133,6 +144,7 @@ async fn a_fifo_is_not_a_regular_file_for_read_and_edit_and_search_skips_it() {
     assert_eq!(structured["matches"].as_array().unwrap().len(), 1);
 }
 
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_fifty_reads_of_fifos_in_flight_the_daemon_answers_others_and_stops() {
     const READS: usize = 50;

@@ -211,6 +211,8 @@ fn without_a_name_and_without_a_terminal_it_is_a_usage_error() {
 /// Runs `berth ARGS` in `dir` with its address space capped at 1 GiB (a
 /// daemon it starts inherits the cap), so a daemon that reads an endless
 /// file dies instead of eating the machine.
+// setrlimit, FIFOs, /dev/zero and /proc are Unix's.
+#[cfg(unix)]
 fn run_with_memory_cap(env: &TestEnv, dir: &Path, args: &[&str]) -> berth_tests::Run {
     use std::os::unix::process::CommandExt;
     let mut cmd = env.berth_in(dir, args);
@@ -234,6 +236,7 @@ fn run_with_memory_cap(env: &TestEnv, dir: &Path, args: &[&str]) -> berth_tests:
 /// must neither hang nor exhaust `workspace use`: resolving ignores such a file
 /// (docs/reference.md, "Roots, the walk and project files"), and `use` must not read it blindly
 /// either.
+#[cfg(unix)]
 fn use_over_a_special_file(make: impl FnOnce(&Path)) {
     let env = TestEnv::new();
     let _ = run_with_memory_cap(&env, &env.home(), &["daemon", "start"]).success();
@@ -284,6 +287,7 @@ fn use_over_a_special_file(make: impl FnOnce(&Path)) {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn use_over_a_fifo_project_file_neither_hangs_nor_wedges_the_daemon() {
     use std::os::unix::ffi::OsStrExt;
@@ -294,6 +298,7 @@ fn use_over_a_fifo_project_file_neither_hangs_nor_wedges_the_daemon() {
     });
 }
 
+#[cfg(unix)]
 #[test]
 fn use_over_a_project_file_linked_to_dev_zero_does_not_read_forever() {
     use_over_a_special_file(|file| std::os::unix::fs::symlink("/dev/zero", file).unwrap());
@@ -321,6 +326,8 @@ fn an_unknown_berth_workspace_is_refused_before_anything_is_written() {
 
 /// `berth workspace use` without a name, on a pseudo-terminal in `dir`:
 /// the picker, driven as a user would.
+// A pseudo-terminal (rexpect), Unix's.
+#[cfg(unix)]
 fn picker(env: &TestEnv, dir: &Path) -> rexpect::session::PtySession {
     // The daemon runs first, so it holds no end of the terminal.
     env.json(["workspace", "list"]);
@@ -335,6 +342,7 @@ fn picker(env: &TestEnv, dir: &Path) -> rexpect::session::PtySession {
     s
 }
 
+#[cfg(unix)]
 fn exit_code(s: &rexpect::session::PtySession) -> i32 {
     match s.process().wait().expect("wait") {
         rexpect::process::WaitStatus::Exited(_, code) => code,
@@ -342,6 +350,7 @@ fn exit_code(s: &rexpect::session::PtySession) -> i32 {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn esc_and_q_cancel_the_picker_and_write_nothing() {
     for key in ["\x1b", "q"] {
@@ -368,6 +377,7 @@ fn esc_and_q_cancel_the_picker_and_write_nothing() {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn a_bad_new_name_is_asked_again_with_the_reason() {
     let env = TestEnv::new();

@@ -296,6 +296,8 @@ fn json_errors_go_to_stderr_as_text_with_exit_1() {
 }
 
 /// `script` gives the command a terminal, where colour would be on.
+// A terminal through script(1), Unix's.
+#[cfg(unix)]
 fn list_on_a_terminal(env: &TestEnv, no_color: bool) -> String {
     let mut cmd = env.command("script");
     cmd.args(["-qec", "berth workspace list", "/dev/null"]);
@@ -305,6 +307,7 @@ fn list_on_a_terminal(env: &TestEnv, no_color: bool) -> String {
     env.run(cmd).success().stdout()
 }
 
+#[cfg(unix)]
 #[test]
 fn no_color_is_honoured_on_a_terminal() {
     let env = TestEnv::new();
@@ -351,5 +354,6 @@ fn a_home_row_written_into_the_database_is_refused_naming_the_workspace() {
         ]);
     let _ = env.run_berth(["workspace", "delete", "bent"]).success();
     assert_eq!(names(&env.json(["workspace", "list"])), ["default"]);
+    #[cfg(unix)]
     assert!(std::path::Path::new("/etc/passwd").exists());
 }
