@@ -9,6 +9,8 @@ use crate::commands;
 /// folder may its tools touch?
 #[derive(Parser, Debug)]
 #[command(name = "berth", version, propagate_version = true)]
+// Help and errors say `berth`, as the docs do, not the file's `berth.exe`.
+#[cfg_attr(windows, command(bin_name = "berth"))]
 pub struct Cli {
     /// Print one JSON document on stdout instead of text.
     #[arg(long, global = true)]

@@ -25,6 +25,8 @@ extern "C" fn main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) 
 
 #[cfg(not(unix))]
 fn main() -> std::process::ExitCode {
+    #[cfg(windows)]
+    berth_entry::keep_standard_handles();
     std::process::ExitCode::from(run(std::env::args_os().collect()))
 }
 

@@ -81,6 +81,8 @@ extern "C" fn main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) 
 
 #[cfg(not(unix))]
 fn main() -> std::process::ExitCode {
+    #[cfg(windows)]
+    berth_entry::keep_standard_handles();
     hook_main(std::env::args_os().collect());
     std::process::ExitCode::SUCCESS
 }
@@ -383,6 +385,8 @@ mod tests {
         payload::parse(json.as_bytes(), None).unwrap()
     }
 
+    // Unix paths, which are not absolute on Windows; the Windows version follows.
+    #[cfg(unix)]
     #[test]
     fn berth_cwd_wins_and_the_payloads_cwd_comes_next() {
         let p = payload(r#"{"session_id": "s", "cwd": "/p"}"#);
@@ -390,6 +394,16 @@ mod tests {
         assert_eq!(session_dir(&p, None), Ok("/p".into()));
         assert_eq!(session_dir(&p, Some("rel".into())), Ok("/p".into()));
         assert_eq!(session_dir(&p, Some(String::new())), Ok("/p".into()));
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn berth_cwd_wins_and_the_payloads_cwd_comes_next_with_windows_paths() {
+        let p = payload(r#"{"session_id": "s", "cwd": "C:\\p"}"#);
+        assert_eq!(session_dir(&p, Some(r"D:\b".into())), Ok(r"D:\b".into()));
+        assert_eq!(session_dir(&p, None), Ok(r"C:\p".into()));
+        assert_eq!(session_dir(&p, Some("/b".into())), Ok(r"C:\p".into()));
+        assert_eq!(session_dir(&p, Some(String::new())), Ok(r"C:\p".into()));
     }
 
     #[test]

@@ -28,6 +28,8 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
+    #[cfg(windows)]
+    berth_entry::keep_standard_handles();
     // Most clients start the server without arguments; clap's parser is only
     // built when there are some to read (or help to give).
     let cwd = if std::env::args_os().len() > 1 {

@@ -166,11 +166,13 @@ impl Programs {
 }
 
 fn find_program(name: &str) -> Result<PathBuf, String> {
+    // `berth-mcp.exe` on Windows.
+    let file = format!("{name}{}", std::env::consts::EXE_SUFFIX);
     let exe = std::env::current_exe().ok();
     let beside = exe
         .as_deref()
         .and_then(Path::parent)
-        .map(|d| d.join(name))
+        .map(|d| d.join(&file))
         .filter(|p| p.is_file());
     if let Some(p) = beside {
         return Ok(p);
@@ -179,7 +181,7 @@ fn find_program(name: &str) -> Result<PathBuf, String> {
         .iter()
         .flat_map(std::env::split_paths)
         .filter(|d| d.is_absolute())
-        .map(|d| d.join(name))
+        .map(|d| d.join(&file))
         .find(|p| p.is_file())
         .ok_or_else(|| {
             format!(
