@@ -131,8 +131,11 @@ fn cases() -> Vec<Case> {
     ]
 }
 
+/// `<root>/<rel>`, `rel` written with `/`, spelled as berth spells it (on
+/// Windows with `\`).
 fn path(env: &TestEnv, rel: &str) -> PathBuf {
-    env.root().join(rel)
+    rel.split('/')
+        .fold(env.root().to_path_buf(), |p, c| p.join(c))
 }
 
 fn read(p: &Path) -> Option<String> {
@@ -509,7 +512,11 @@ fn project_scope_writes_into_the_current_directory() {
     let out = run.success().json();
     assert_eq!(
         out["file"],
-        project.join(".cursor/mcp.json").display().to_string()
+        project
+            .join(".cursor")
+            .join("mcp.json")
+            .display()
+            .to_string()
     );
     assert!(project.join(".cursor/hooks.json").is_file());
     assert!(!path(&env, "home/.cursor").exists());

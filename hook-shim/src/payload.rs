@@ -204,6 +204,8 @@ mod tests {
         assert_eq!(p.transcript_path, transcript, "{name}");
     }
 
+    // The fixtures, recorded on Linux, hold Unix paths: not absolute on Windows.
+    #[cfg(unix)]
     #[test]
     fn claude_code_payloads_are_snake_case() {
         let t = "/home/ada/.claude/projects/-home-ada-code-shop/0b1c4e2a-5d6f-4a7b-8c9d-e0f1a2b3c4d5.jsonl";
@@ -219,6 +221,8 @@ mod tests {
         check("claude-code-stop.json", Client::ClaudeCode, id, cwd, t);
     }
 
+    // The fixtures, recorded on Linux, hold Unix paths: not absolute on Windows.
+    #[cfg(unix)]
     #[test]
     fn codex_stop_is_told_by_its_turn_id_and_its_session_start_reads_as_claude_code() {
         let id = "019a7c3e-2f41-7d12-9b6e-4c2a8f1d0e37";
@@ -229,6 +233,8 @@ mod tests {
         check("codex-session-start.json", Client::ClaudeCode, id, cwd, t);
     }
 
+    // The fixtures, recorded on Linux, hold Unix paths: not absolute on Windows.
+    #[cfg(unix)]
     #[test]
     fn copilot_cli_camel_case_payloads_have_a_numeric_timestamp() {
         let id = "714bfd7c-a8ef-4bde-8bea-ec39ceec45e8";
@@ -251,6 +257,8 @@ mod tests {
         );
     }
 
+    // The fixtures, recorded on Linux, hold Unix paths: not absolute on Windows.
+    #[cfg(unix)]
     #[test]
     fn copilot_cli_pascal_case_events_send_snake_case_with_a_timestamp() {
         let id = "714bfd7c-a8ef-4bde-8bea-ec39ceec45e8";
@@ -273,6 +281,8 @@ mod tests {
         );
     }
 
+    // The fixtures, recorded on Linux, hold Unix paths: not absolute on Windows.
+    #[cfg(unix)]
     #[test]
     fn vscode_payloads_are_camel_case_with_an_event_name() {
         let id = "5f0c2a9e-7b1d-4c3e-9f8a-2d6b4e1c0a73";
@@ -291,6 +301,8 @@ mod tests {
         check("cursor-stop.json", Client::Cursor, id, None, t);
     }
 
+    // Unix paths, which are not absolute on Windows (see the Windows test below).
+    #[cfg(unix)]
     #[test]
     fn workspace_roots_name_the_client_but_never_the_cwd() {
         // A multi-root window: the first folder need not be the agent's.
@@ -367,6 +379,8 @@ mod tests {
         assert_eq!(p.cwd, None);
     }
 
+    // Unix paths, which are not absolute on Windows (see the Windows test below).
+    #[cfg(unix)]
     #[test]
     fn a_relative_or_empty_cwd_is_no_cwd() {
         let p = parse(br#"{"cwd": "code/shop"}"#, None).unwrap();
@@ -379,6 +393,27 @@ mod tests {
         assert_eq!(
             parse(br#"{"workspace_roots": []}"#, None).unwrap().cwd,
             None
+        );
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn a_windows_cwd_needs_its_drive_to_be_absolute() {
+        let p = parse(br#"{"session_id": "s", "cwd": "C:\\code\\shop"}"#, None).unwrap();
+        assert_eq!(p.cwd.as_deref(), Some(r"C:\code\shop"));
+        assert_eq!(p.relative_cwd, None);
+        // A root without a drive is relative to the current drive.
+        let p = parse(br#"{"session_id": "s", "cwd": "/code/shop"}"#, None).unwrap();
+        assert_eq!(p.cwd, None);
+        assert_eq!(p.relative_cwd.as_deref(), Some("/code/shop"));
+        let p = parse(
+            br#"{"conversation_id": "c", "workspace_roots": ["C:\\a"], "cwd": "C:\\a\\sub"}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            (p.client, p.cwd.as_deref()),
+            (Client::Cursor, Some(r"C:\a\sub"))
         );
     }
 }

@@ -299,7 +299,7 @@ fn every_client_hears_the_notes_about_an_ignored_project_file() {
         .project_file(&broken, r#"{"workspace": "Not A Name"}"#);
     let note = format!(
         "berth note: ignored {}",
-        broken.join(".berth/workspace.json").display()
+        broken.join(".berth").join("workspace.json").display()
     );
     every_shape_says(&w, Some(&broken), |c| {
         c.is_some_and(|c| c.contains("uses workspace \"w\"") && c.contains(&note))
@@ -681,7 +681,7 @@ fn the_stop_command_runs_under_cmd_in_the_sessions_workspace_for_every_client() 
     set(
         &w.env,
         "hooks.stop_command",
-        r#"(echo %BERTH_WORKSPACE%& echo %BERTH_REASON%& cd) > "%OUT%\env"& echo said-on-stdout& echo said-on-stderr 1>&2"#,
+        r#"echo %BERTH_WORKSPACE%> "%OUT%\env"& echo %BERTH_REASON%>> "%OUT%\env"& cd>> "%OUT%\env"& echo said-on-stdout& echo said-on-stderr 1>&2"#,
     );
     for &(fixture, client) in STOPS {
         let out = w.env.dir(&format!("out/{client}-{}", fixture.len()));
