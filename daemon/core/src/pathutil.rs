@@ -53,6 +53,17 @@ pub fn has_dotdot(path: &Path) -> bool {
         .any(|segment| segment == b"..")
 }
 
+/// A relative path as a qualified path spells it: components joined by `/` on every platform
+/// (Windows writes `\\` between them; a qualified path, quoted back, must read the same).
+pub fn slashed(rel: &Path) -> Cow<'_, str> {
+    let text = rel.to_string_lossy();
+    if cfg!(windows) && text.contains('\\') {
+        Cow::Owned(text.replace('\\', "/"))
+    } else {
+        text
+    }
+}
+
 /// A canonical Windows path in the form people and programs write it: `\\?\C:\x` becomes
 /// `C:\x` and `\\?\UNC\server\share\x` becomes `\\server\share\x`, when that form names the
 /// same file (every component valid without the verbatim prefix, and short enough). Anything
@@ -307,6 +318,13 @@ mod tests {
         same(r"C:\already\plain", r"C:\already\plain");
         let long = format!(r"\\?\C:\{}", "a".repeat(300));
         same(&long, &long);
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn qualified_paths_use_slashes_on_windows() {
+        assert_eq!(slashed(Path::new(r"notes\a.md")), "notes/a.md");
+        assert_eq!(slashed(&Path::new("notes").join("a.md")), "notes/a.md");
     }
 
     #[cfg(windows)]

@@ -89,7 +89,7 @@ impl Target {
                     Place::Home(ws) => ws.as_str(),
                     Place::Scratch => ".",
                 };
-                format!("{prefix}/{}", rel.display())
+                format!("{prefix}/{}", crate::pathutil::slashed(rel))
             }
         }
     }

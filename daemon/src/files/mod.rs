@@ -74,7 +74,7 @@ impl Folder {
 
     /// The qualified spelling of `rel`.
     pub fn q(&self, rel: &Path) -> String {
-        format!("{}{}", self.prefix, rel.display())
+        format!("{}{}", self.prefix, berth_core::pathutil::slashed(rel))
     }
 
     fn err(&self, rel: &Path, e: io::Error) -> BerthError {
