@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 
-use super::json::{Hook, JsonEdit, SERVER_NAME};
+use super::json::{CopilotShell, Hook, JsonEdit, SERVER_NAME};
 use super::toml::TomlServer;
-use super::{Client, Locations, Programs, Scope, shell_word};
+use super::{Client, Locations, Os, Programs, Scope, powershell_call, shell_word};
 
 /// The variables that decide berth's paths and pins, which Codex strips from
 /// an MCP server's environment unless its entry names them in `env_vars`.
@@ -150,20 +150,28 @@ pub fn files(
         Client::ClaudeDesktop | Client::Cline => vec![mcp],
         Client::CopilotCli => {
             let dir = loc.home.join(".copilot");
+            // On Windows Copilot runs a hook's "powershell" command, not its "bash" one.
+            let (shell, hook) = match loc.os {
+                Os::Windows => (CopilotShell::Powershell, powershell_call(&programs.hook)),
+                Os::Linux | Os::Mac => (CopilotShell::Bash, hook.clone()),
+            };
             vec![
                 mcp,
                 spec(
                     dir.join("hooks").join("berth.json"),
-                    Edit::Json(JsonEdit::CopilotHooks(vec![
-                        Hook {
-                            event: "sessionStart",
-                            command: format!("{hook} session-start --client copilot-cli"),
-                        },
-                        Hook {
-                            event: "agentStop",
-                            command: format!("{hook} stop --client copilot-cli"),
-                        },
-                    ])),
+                    Edit::Json(JsonEdit::CopilotHooks(
+                        vec![
+                            Hook {
+                                event: "sessionStart",
+                                command: format!("{hook} session-start --client copilot-cli"),
+                            },
+                            Hook {
+                                event: "agentStop",
+                                command: format!("{hook} stop --client copilot-cli"),
+                            },
+                        ],
+                        shell,
+                    )),
                 ),
             ]
         }
@@ -357,5 +365,89 @@ pub fn after_install_hint(client: Client) -> &'static str {
             "reload VS Code; Cline starts servers in `/`, so its sessions have no project: pass a workspace to berth's tools"
         }
         Client::CopilotCli => "restart the Copilot CLI; `/mcp show` lists the berth server",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn windows() -> Locations {
+        let home = PathBuf::from(r"C:\Users\u");
+        Locations {
+            appdata: Some(home.join("AppData").join("Roaming")),
+            home,
+            xdg_config_home: None,
+            codex_home: None,
+            claude_config_dir: None,
+            cwd: PathBuf::from(r"C:\src\shop"),
+            os: Os::Windows,
+        }
+    }
+
+    fn programs() -> Programs {
+        Programs {
+            mcp: PathBuf::from(r"C:\Program Files\berth\berth-mcp.exe"),
+            hook: PathBuf::from(r"C:\Program Files\berth\berth-hook.exe"),
+        }
+    }
+
+    fn paths(client: Client) -> Vec<PathBuf> {
+        files(client, Scope::User, &windows(), &programs())
+            .unwrap()
+            .into_iter()
+            .map(|f| f.path)
+            .collect()
+    }
+
+    /// Where each client keeps its files on Windows: the roaming application data for the
+    /// desktop apps and VS Code, the profile for the command-line clients.
+    #[test]
+    fn on_windows_each_client_is_registered_where_it_reads_its_config() {
+        let loc = windows();
+        let roaming = loc.appdata.clone().unwrap();
+        assert_eq!(
+            paths(Client::ClaudeDesktop),
+            [roaming.join("Claude").join("claude_desktop_config.json")]
+        );
+        // VS Code also runs Claude Code's hooks, in the profile.
+        assert_eq!(
+            paths(Client::Vscode),
+            [
+                roaming.join("Code").join("User").join("mcp.json"),
+                loc.home.join(".claude").join("settings.json")
+            ]
+        );
+        assert_eq!(
+            paths(Client::Cursor)[0],
+            loc.home.join(".cursor").join("mcp.json")
+        );
+        assert_eq!(
+            paths(Client::CopilotCli),
+            [
+                loc.home.join(".copilot").join("mcp-config.json"),
+                loc.home.join(".copilot").join("hooks").join("berth.json")
+            ]
+        );
+    }
+
+    #[test]
+    fn on_windows_copilots_hooks_are_powershell_calls() {
+        let specs = files(Client::CopilotCli, Scope::User, &windows(), &programs()).unwrap();
+        let Edit::Json(JsonEdit::CopilotHooks(hooks, shell)) = &specs[1].edit else {
+            panic!("{:?}", specs[1].edit)
+        };
+        assert_eq!(*shell, CopilotShell::Powershell);
+        assert_eq!(
+            hooks[0].command,
+            r"& 'C:\Program Files\berth\berth-hook.exe' session-start --client copilot-cli"
+        );
+        let mut unix = windows();
+        unix.os = Os::Linux;
+        let specs = files(Client::CopilotCli, Scope::User, &unix, &programs()).unwrap();
+        assert!(matches!(
+            &specs[1].edit,
+            Edit::Json(JsonEdit::CopilotHooks(_, CopilotShell::Bash))
+        ));
     }
 }

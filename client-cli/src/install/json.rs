@@ -36,8 +36,27 @@ pub enum JsonEdit {
     NestedHooks(Vec<Hook>),
     /// Cursor's: `version: 1`, `hooks.<event>[] = {"command"}`.
     FlatHooks(Vec<Hook>),
-    /// The Copilot CLI's: `version: 1`, `hooks.<event>[] = {"type": "command", "bash", "timeoutSec"}`.
-    CopilotHooks(Vec<Hook>),
+    /// The Copilot CLI's: `version: 1`, `hooks.<event>[] = {"type": "command", "bash", "timeoutSec"}`
+    /// (`"powershell"` instead of `"bash"` on Windows, where Copilot runs that one).
+    CopilotHooks(Vec<Hook>, CopilotShell),
+}
+
+/// Which of its two command keys the Copilot CLI runs on the platform.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopilotShell {
+    /// `"bash"`: Linux and macOS.
+    Bash,
+    /// `"powershell"`: Windows.
+    Powershell,
+}
+
+impl CopilotShell {
+    fn key(self) -> &'static str {
+        match self {
+            CopilotShell::Bash => "bash",
+            CopilotShell::Powershell => "powershell",
+        }
+    }
 }
 
 /// The name of berth's MCP server entry in every client.
@@ -128,11 +147,10 @@ pub fn install(root: &mut Map<String, Value>, edit: &JsonEdit) -> Result<(), Str
                 set_hook(list, h, Shape::Nested)?;
             }
         }
-        JsonEdit::FlatHooks(hooks) | JsonEdit::CopilotHooks(hooks) => {
-            let shape = if matches!(edit, JsonEdit::FlatHooks(_)) {
-                Shape::Flat
-            } else {
-                Shape::Copilot
+        JsonEdit::FlatHooks(hooks) | JsonEdit::CopilotHooks(hooks, _) => {
+            let shape = match edit {
+                JsonEdit::CopilotHooks(_, shell) => Shape::Copilot(*shell),
+                _ => Shape::Flat,
             };
             if !root.contains_key("version") {
                 root.insert("version".into(), json!(1));
@@ -192,11 +210,12 @@ pub fn uninstall(
         }
         JsonEdit::NestedHooks(hooks)
         | JsonEdit::FlatHooks(hooks)
-        | JsonEdit::CopilotHooks(hooks) => {
+        | JsonEdit::CopilotHooks(hooks, _) => {
             let shape = match edit {
                 JsonEdit::NestedHooks(_) => Shape::Nested,
                 JsonEdit::FlatHooks(_) => Shape::Flat,
-                _ => Shape::Copilot,
+                JsonEdit::CopilotHooks(_, shell) => Shape::Copilot(*shell),
+                _ => Shape::Flat,
             };
             let Some(all) = root.get_mut("hooks") else {
                 return Ok(());
@@ -264,14 +283,14 @@ pub fn holds_servers(root: &Map<String, Value>, container: &str) -> bool {
 enum Shape {
     Nested,
     Flat,
-    Copilot,
+    Copilot(CopilotShell),
 }
 
 impl Shape {
     /// The key holding a handler's command.
     fn command_key(self) -> &'static str {
         match self {
-            Shape::Copilot => "bash",
+            Shape::Copilot(shell) => shell.key(),
             _ => "command",
         }
     }
@@ -280,7 +299,9 @@ impl Shape {
         match self {
             Shape::Nested => json!({"type": "command", "command": command}),
             Shape::Flat => json!({"command": command}),
-            Shape::Copilot => json!({"type": "command", "bash": command, "timeoutSec": 30}),
+            Shape::Copilot(shell) => {
+                json!({"type": "command", shell.key(): command, "timeoutSec": 30})
+            }
         }
     }
 }
@@ -346,7 +367,7 @@ fn set_hook(list: &mut Vec<Value>, hook: &Hook, shape: Shape) -> Result<(), Stri
             }
             list.retain(|g| !g.is_null());
         }
-        Shape::Flat | Shape::Copilot => list.retain_mut(&mut keep),
+        Shape::Flat | Shape::Copilot(_) => list.retain_mut(&mut keep),
     }
     if !found {
         let handler = shape.handler(&hook.command);
@@ -373,7 +394,7 @@ fn remove_hooks(list: &mut Vec<Value>, shape: Shape) -> bool {
                 !(inner.is_empty() && n > 0)
             });
         }
-        Shape::Flat | Shape::Copilot => list.retain(|h| !is_ours(h, shape)),
+        Shape::Flat | Shape::Copilot(_) => list.retain(|h| !is_ours(h, shape)),
     }
     serde_json::to_string(list).unwrap_or_default() != before
 }

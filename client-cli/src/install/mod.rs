@@ -107,7 +107,13 @@ impl Locations {
         } else {
             Os::Linux
         };
-        let home = var("HOME").or_else(|| var("USERPROFILE")).ok_or(
+        // Windows' home is USERPROFILE (HOME, where set, is Git's shells'), as berth's own.
+        let home = if os == Os::Windows {
+            var("USERPROFILE").or_else(|| var("HOME"))
+        } else {
+            var("HOME").or_else(|| var("USERPROFILE"))
+        };
+        let home = home.ok_or(
             "HOME is not set to an absolute path, so the clients' config files cannot be found",
         )?;
         let cwd = std::env::current_dir()
@@ -209,10 +215,17 @@ pub fn shell_word(p: &Path) -> String {
     }
 }
 
+/// `p` as one PowerShell word after its call operator: `& 'C:\\x\\berth-hook.exe' args`
+/// (single quotes, a quote inside doubled).
+pub fn powershell_call(p: &Path) -> String {
+    format!("& '{}'", p.to_string_lossy().replace('\'', "''"))
+}
+
 /// Whether a hook command runs berth's hook program: its first word, unquoted,
-/// is a path whose file name is `berth-hook`.
+/// is a path whose file name is `berth-hook` (after PowerShell's `&`).
 pub fn is_berth_hook_command(command: &str) -> bool {
     let first = command.trim_start();
+    let first = first.strip_prefix("& ").map_or(first, str::trim_start);
     let word = if let Some(rest) = first.strip_prefix('\'') {
         rest.split('\'').next().unwrap_or("")
     } else if let Some(rest) = first.strip_prefix('"') {
@@ -227,6 +240,17 @@ pub fn is_berth_hook_command(command: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_powershell_call_is_quoted_and_still_recognised_as_berths_hook() {
+        let call = powershell_call(Path::new(r"C:\Users\o'neil\berth-hook.exe"));
+        assert_eq!(call, r"& 'C:\Users\o''neil\berth-hook.exe'");
+        assert!(is_berth_hook_command(&format!(
+            "{} session-start",
+            powershell_call(Path::new(r"C:\bin\berth-hook.exe"))
+        )));
+        assert!(!is_berth_hook_command("& 'C:\\bin\\other.exe' x"));
+    }
 
     #[test]
     fn plain_paths_stay_bare_and_others_are_quoted() {
