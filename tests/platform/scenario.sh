@@ -276,6 +276,26 @@ hook stop_shop stop "$shop" '{"timestamp": 1774281913507, "transcriptPath": "/ho
 if [ $rc = 0 ] && [ ! -s "$f" ]; then ok "berth-hook stop (Copilot CLI): exit 0, nothing on stdout"
 else nok "berth-hook stop (Copilot CLI): exit 0, nothing on stdout" "$why stdout: $(head -c 200 "$f")"; fi
 
+# ---- a Store app's folder (Windows only) ------------------------------------------------------
+# Claude Desktop from the Microsoft Store starts its servers in C:\Windows\System32: no project
+# there, and its session is never asked to choose one.
+if [ $mode = wine ]; then
+  sys32=$WINEPREFIX/drive_c/windows/system32
+  f=$out/sys32.out
+  (cd "$sys32" && run berth resolve --json) >"$f" 2>"$out/sys32.err" </dev/null
+  rc=$? why="exit $rc: $(head -c 300 "$out/sys32.err" | tr '\n' ' ')"
+  if [ $rc = 0 ] && [ "$(jv "$f" '[d["project"], d["proposal"], d["project_file"]]')" = '[null, null, null]' ]; then
+    ok "resolve in C:\\Windows\\System32: no project, no proposal"
+  else nok "resolve in C:\\Windows\\System32: no project, no proposal" "$why $(head -c 300 "$f")"; fi
+  f=$out/sys32-hook.out
+  python3 -c 'import json; print(json.dumps({"sessionId": "store-app", "cwd": "C:\\Windows\\System32", "timestamp": 1774281852263, "source": "new"}))' >"$out/sys32-hook.in"
+  (cd "$T" && run berth-hook session-start) <"$out/sys32-hook.in" >"$f" 2>"$out/sys32-hook.err"
+  rc=$? why="exit $rc: $(head -c 300 "$out/sys32-hook.err" | tr '\n' ' ')"
+  if [ $rc = 0 ] && ! grep -q use_workspace "$f"; then
+    ok "berth-hook session-start in C:\\Windows\\System32: exit 0, nobody is asked"
+  else nok "berth-hook session-start in C:\\Windows\\System32: exit 0, nobody is asked" "$why $(head -c 300 "$f")"; fi
+fi
+
 # ---- the end ----------------------------------------------------------------------------------
 cli stop1 "$T" daemon stop --json
 if [ $rc = 0 ] && [ "$(jv "$f" 'd["stopped"]')" = true ]; then ok "daemon stop (the foreground daemon)"
