@@ -94,7 +94,7 @@ impl Sid {
     /// Whether both are the same user.
     pub fn same_user(&self, other: &Sid) -> bool {
         // SAFETY: both SIDs were validated when read.
-        unsafe { EqualSid(self.psid(), other.psid()) != 0 }
+        unsafe { equal_sids(self.psid(), other.psid()) }
     }
 
     /// The SID as text, `S-1-5-21-...`.
@@ -112,6 +112,15 @@ impl Sid {
         unsafe { LocalFree(text.cast()) };
         Ok(s)
     }
+}
+
+/// The one comparison trust rests on: the same SID, as Windows compares them.
+///
+/// # Safety
+/// Both pointers must point to valid SIDs.
+unsafe fn equal_sids(a: *mut core::ffi::c_void, b: *mut core::ffi::c_void) -> bool {
+    // SAFETY: the caller's promise.
+    unsafe { EqualSid(a, b) != 0 }
 }
 
 /// The security descriptor of this user's pipe, in SDDL: a protected DACL
@@ -142,5 +151,27 @@ mod tests {
         assert!(text.starts_with("S-1-"), "{text}");
         assert_eq!(pipe_sddl(&me).unwrap(), format!("D:P(A;;GA;;;{text})"));
         pipe_security_descriptor().expect("the descriptor parses");
+    }
+
+    /// A pipe served by another account (here LocalSystem, `S-1-5-18`, as a service squatting
+    /// the name would be) is not ours. Wine runs everything as one user, so this is where the
+    /// refusal's decision is shown.
+    #[test]
+    fn another_accounts_sid_is_not_ours() {
+        use windows_sys::Win32::Security::Authorization::ConvertStringSidToSidW;
+        let me = Sid::of_this_process().unwrap();
+        let text: Vec<u16> = "S-1-5-18\0".encode_utf16().collect();
+        let mut system = std::ptr::null_mut();
+        // SAFETY: a NUL-terminated string; the SID is freed below.
+        assert_ne!(
+            unsafe { ConvertStringSidToSidW(text.as_ptr(), &mut system) },
+            0
+        );
+        // SAFETY: both are valid SIDs.
+        unsafe {
+            assert!(!equal_sids(me.psid(), system));
+            assert!(equal_sids(me.psid(), me.psid()));
+            LocalFree(system);
+        }
     }
 }
