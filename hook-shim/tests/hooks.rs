@@ -68,7 +68,13 @@ impl HookRun {
 }
 
 fn log_of(env: &TestEnv) -> String {
-    std::fs::read_to_string(env.root().join("state/berth/berth-hook.log")).unwrap_or_default()
+    std::fs::read_to_string(
+        env.root()
+            .join("state")
+            .join("berth")
+            .join("berth-hook.log"),
+    )
+    .unwrap_or_default()
 }
 
 /// `berth-hook ARGS` with `stdin` written and closed (or, with `keep_open`,
@@ -504,7 +510,7 @@ fn a_relative_or_missing_cwd_is_logged_for_what_it_is() {
             run.fail("the log should say the cwd was relative");
         }
     }
-    let gone = env.root().join("gone/shop");
+    let gone = env.root().join("gone").join("shop");
     let bytes = serde_json::to_vec(&json!({
         "session_id": "s", "cwd": gone, "hook_event_name": "SessionStart"
     }))

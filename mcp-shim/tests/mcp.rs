@@ -756,7 +756,11 @@ async fn an_ignored_project_file_is_noted_on_the_first_result_only() {
     let dir = git_project(&env, "proj");
     berth(&env, &["root", "add", "work", dir.to_str().unwrap()]);
     std::fs::create_dir_all(dir.join(".berth")).unwrap();
-    std::fs::write(dir.join(".berth/workspace.json"), r#"{"workspace": 7}"#).unwrap();
+    std::fs::write(
+        dir.join(".berth").join("workspace.json"),
+        r#"{"workspace": 7}"#,
+    )
+    .unwrap();
     let shim = Spawn::new(&env, &dir).start().await;
     let (first, _) = shim.ok("list_workspaces", json!({})).await;
     let file = dir.join(".berth").join("workspace.json");
@@ -933,7 +937,7 @@ async fn an_overlap_changes_nothing_until_allow_overlap() {
         )
         .await;
     assert_eq!(r["switched"], true, "{t}");
-    assert!(dir.join(".berth/workspace.json").is_file());
+    assert!(dir.join(".berth").join("workspace.json").is_file());
     assert_eq!(shim.context().await["workspace"], "mine");
     shim.stop().await;
 }
@@ -1073,7 +1077,7 @@ async fn a_session_directory_that_is_gone_or_a_file_is_skipped_for_the_next() {
     let c = approved_project(&env, "c", "wc");
     let file = env.root().join("a-file");
     std::fs::write(&file, "x").unwrap();
-    let gone = env.root().join("does/not/exist");
+    let gone = env.root().join("does").join("not").join("exist");
 
     let s = Spawn::new(&env, env.home())
         .arg("--cwd")
@@ -1187,7 +1191,13 @@ async fn an_unknown_berth_workspace_fails_only_the_calls_it_would_answer() {
             json!({"path": "a.md", "content": "x", "workspace": "work"}),
         )
         .await;
-    assert!(env.data_dir().join("workspaces/work/a.md").is_file());
+    assert!(
+        env.data_dir()
+            .join("workspaces")
+            .join("work")
+            .join("a.md")
+            .is_file()
+    );
     let (t, _) = s.ok("list_workspaces", json!({})).await;
     assert!(t.contains("work"), "{t}");
     // Once the workspace exists, the session answers with it.
@@ -1212,7 +1222,7 @@ async fn use_workspace_under_an_env_pin_says_the_session_stays() {
     let (t, r) = s.ok("use_workspace", json!({"name": "mine"})).await;
     assert_eq!(r["switched"], false, "{t}");
     assert!(t.contains("stays on workspace pinned"), "{t}");
-    assert!(dir.join(".berth/workspace.json").is_file());
+    assert!(dir.join(".berth").join("workspace.json").is_file());
     let ctx = s.context().await;
     assert_eq!(ctx["workspace"], "pinned");
     assert_eq!(ctx["reason"], "env");
@@ -1345,7 +1355,7 @@ async fn qualified_writes_and_reads_round_trip_across_workspaces() {
         .await;
     assert_eq!(w["path"], "b/notes/x.md");
     assert_eq!(
-        std::fs::read_to_string(env.managed_home("b").join("notes/x.md")).unwrap(),
+        std::fs::read_to_string(env.managed_home("b").join("notes").join("x.md")).unwrap(),
         "in b"
     );
     let (t, r) = shim.ok("read", json!({"path": "b/notes/x.md"})).await;
@@ -1499,7 +1509,12 @@ async fn symlink_and_dotdot_escapes_are_refused_and_nothing_outside_is_touched()
     );
     assert!(!env.root().join("escape.txt").exists());
     assert!(!env.data_dir().join("escape.txt").exists());
-    assert!(!env.data_dir().join("workspaces/escape.txt").exists());
+    assert!(
+        !env.data_dir()
+            .join("workspaces")
+            .join("escape.txt")
+            .exists()
+    );
     shim.stop().await;
 }
 
@@ -1711,7 +1726,7 @@ async fn an_unknown_first_segment_is_refused_not_created() {
         )
         .await;
     assert_eq!(w["path"], "mine/alpah/notes/x.md");
-    assert!(home.join("alpah/notes/x.md").exists());
+    assert!(home.join("alpah").join("notes").join("x.md").exists());
     // Now that the folder exists, the unqualified path reaches it.
     shim.ok("ls", json!({"path": "alpah/notes"})).await;
     shim.ok("move", json!({"from": "a.md", "to": "alpah/a.md"}))
@@ -1729,9 +1744,9 @@ async fn the_notice_and_notes_are_in_the_structured_content_of_the_first_result(
     let env = TestEnv::new();
     berth(&env, &["workspace", "create", "work"]);
     let dir = git_project(&env, "proj");
-    std::fs::create_dir_all(dir.join("sub/.berth")).unwrap();
+    std::fs::create_dir_all(dir.join("sub").join(".berth")).unwrap();
     let sub = dir.join("sub");
-    std::fs::write(sub.join(".berth/workspace.json"), "not json").unwrap();
+    std::fs::write(sub.join(".berth").join("workspace.json"), "not json").unwrap();
     let shim = Spawn::new(&env, &sub).start().await;
     let (_, first) = shim.ok("list_workspaces", json!({})).await;
     let notice = first["notice"].as_str().expect("a notice field");
@@ -1803,7 +1818,7 @@ async fn every_result_has_structured_content_that_matches_its_types() {
     let env = TestEnv::new();
     berth(&env, &["workspace", "create", "alpha"]);
     let dir = approved_project(&env, "proj", "mine");
-    std::fs::create_dir_all(dir.join("ignored/.berth")).unwrap();
+    std::fs::create_dir_all(dir.join("ignored").join(".berth")).unwrap();
     let shim = Spawn::new(&env, &dir).start().await;
     let tools = shim.client.list_all_tools().await.expect("tools/list");
     let mut validators = std::collections::BTreeMap::new();

@@ -148,7 +148,7 @@ impl TestEnv {
     pub fn new() -> TestEnv {
         let mut env = Self::bare();
         #[cfg(unix)]
-        let socket = env.root.join("run/berthd.sock");
+        let socket = env.root.join("run").join("berthd.sock");
         #[cfg(windows)]
         let socket = PathBuf::from(format!(
             r"\\.\pipe\berth-test-{}",
@@ -228,7 +228,7 @@ impl TestEnv {
     pub fn socket(&self) -> PathBuf {
         self.socket
             .clone()
-            .unwrap_or_else(|| self.root.join("run/berth/berthd.sock"))
+            .unwrap_or_else(|| self.root.join("run").join("berth").join("berthd.sock"))
     }
 
     /// The daemon's lock file: beside the socket (on Windows, named after
@@ -239,7 +239,7 @@ impl TestEnv {
 
     /// The daemon's log file.
     pub fn log_file(&self) -> PathBuf {
-        self.root.join("state/berth/berthd.log")
+        self.root.join("state").join("berth").join("berthd.log")
     }
 
     /// The daemon's log, or "" when there is none yet.

@@ -226,7 +226,7 @@ fn a_readable_runtime_dir_of_ours_still_holds_the_derived_socket() {
     let status = env.json(["daemon", "start"]);
     assert_eq!(
         status["socket"],
-        json!(env.runtime_dir().join("berth/berthd.sock"))
+        json!(env.runtime_dir().join("berth").join("berthd.sock"))
     );
     assert_eq!(mode(&env.runtime_dir().join("berth")), 0o700);
     assert_eq!(
@@ -569,7 +569,7 @@ fn a_busy_answer_from_a_daemon_on_its_way_out_is_followed_by_a_new_start() {
         .spawn()
         .unwrap();
     // Let the client's first daemon find the lock taken.
-    let log = env.root().join("state/berth/berthd.log");
+    let log = env.root().join("state").join("berth").join("berthd.log");
     wait_until(Duration::from_secs(10), || {
         match std::fs::read_to_string(&log) {
             Ok(text) if text.contains("another berthd holds the lock") => Ok(()),
@@ -631,7 +631,7 @@ fn a_daemon_whose_data_folder_is_deleted_or_replaced_stops() {
     std::fs::create_dir(env.data_dir()).unwrap();
     env.wait_no_daemon(Duration::from_secs(20));
     // The moved registry is intact, and the next client starts a daemon on the new folder.
-    assert!(env.root().join("data.moved/berth.db").is_file());
+    assert!(env.root().join("data.moved").join("berth.db").is_file());
     let listed = env.run_berth(["workspace", "list"]).success().stdout();
     assert!(!listed.contains("second"), "{listed}");
 }

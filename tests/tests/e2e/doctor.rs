@@ -176,8 +176,9 @@ fn a_client_config_edited_by_hand_is_a_problem_until_install_runs_again() {
 
     let file = env.home().join(".claude.json");
     let text = std::fs::read_to_string(&file).unwrap();
-    let mine = bin("berth-mcp").display().to_string();
-    std::fs::write(&file, text.replace(&mine, "/elsewhere/berth-mcp")).unwrap();
+    // As the file spells it: a JSON string (on Windows its `\` escaped).
+    let mine = serde_json::to_string(&bin("berth-mcp").display().to_string()).unwrap();
+    std::fs::write(&file, text.replace(&mine, "\"/elsewhere/berth-mcp\"")).unwrap();
     let (run, doc) = doctor(&env);
     assert_eq!(run.code(), Some(1), "{doc:#}");
     assert_eq!(problems(&doc), ["client claude-code"]);
@@ -212,8 +213,8 @@ fn a_client_config_edited_by_hand_is_a_problem_until_install_runs_again() {
 fn codex_env_vars_and_hook_approval_are_checked() {
     let env = fresh();
     let _ = env.run_berth(["install", "codex"]).success();
-    let config = env.home().join(".codex/config.toml");
-    let hooks = env.home().join(".codex/hooks.json");
+    let config = env.home().join(".codex").join("config.toml");
+    let hooks = env.home().join(".codex").join("hooks.json");
     let (run, doc) = doctor(&env);
     assert_eq!(run.code(), Some(1), "{doc:#}");
     assert_eq!(problems(&doc), ["codex hooks"]);
@@ -236,7 +237,8 @@ fn codex_env_vars_and_hook_approval_are_checked() {
     for event in ["session_start", "stop"] {
         text.push_str(&format!(
             "\n[hooks.state.\"{}:{event}:0:0\"]\ntrusted_hash = \"sha256:00\"\n",
-            hooks.display()
+            // A TOML basic string: on Windows the path's `\` escaped.
+            hooks.display().to_string().replace('\\', "\\\\")
         ));
     }
     std::fs::write(&config, &text).unwrap();
@@ -252,10 +254,13 @@ fn codex_env_vars_and_hook_approval_are_checked() {
     assert_eq!(problems(&doc), ["client codex", "environment codex"]);
     let e = check(&doc, "environment codex");
     assert!(
-        e["detail"]
-            .as_str()
-            .unwrap()
-            .contains(&env.root().join("xdg-data/berth").display().to_string()),
+        e["detail"].as_str().unwrap().contains(
+            &env.root()
+                .join("xdg-data")
+                .join("berth")
+                .display()
+                .to_string()
+        ),
         "{e}"
     );
     assert_eq!(e["fix"], "berth install codex");
@@ -285,7 +290,12 @@ fn a_desktop_client_without_the_shells_data_folder_is_told_to_set_it() {
         )),
         "{fix}"
     );
-    let file = env.root().join("config/Code/User/mcp.json");
+    let file = env
+        .root()
+        .join("config")
+        .join("Code")
+        .join("User")
+        .join("mcp.json");
     let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     doc["servers"]["berth"]["env"] =
         serde_json::json!({"BERTH_DATA_DIR": env.data_dir().display().to_string()});

@@ -3,9 +3,13 @@
 //! escaped, and `--json` keeps it exact (docs/reliability.md, "Hostile
 //! folders and races").
 
+#[cfg(unix)]
 use std::path::{Path, PathBuf};
 
-use berth_tests::{TestEnv, bin};
+use berth_tests::TestEnv;
+#[cfg(unix)]
+use berth_tests::bin;
+#[cfg(unix)]
 use serde_json::{Value, json};
 
 /// Recolours, retitles the terminal, rings, returns the cursor, starts a line
@@ -39,18 +43,22 @@ fn assert_escaped(what: &str, out: &str, shown: &str) {
     );
 }
 
+#[cfg(unix)]
 fn escaped_path(p: &Path) -> String {
     p.display().to_string().replace(EVIL, SHOWN)
 }
 
 /// A git project named [`EVIL`], holding a project file berth ignores (so a
 /// note quotes its path).
+// Windows file names cannot hold control characters.
+#[cfg(unix)]
 fn evil_project(env: &TestEnv) -> PathBuf {
     let dir = env.git_root(env.dir(&format!("proj/{EVIL}")));
     env.project_file(&dir, r#"{"workspace": 7}"#);
     dir
 }
 
+#[cfg(unix)]
 #[test]
 fn resolve_and_explain_escape_the_directory_the_notes_and_the_steps() {
     let env = TestEnv::new();
@@ -82,6 +90,7 @@ fn resolve_and_explain_escape_the_directory_the_notes_and_the_steps() {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn roots_workspaces_paths_and_errors_escape_it_too() {
     let env = TestEnv::new();
@@ -115,6 +124,7 @@ fn roots_workspaces_paths_and_errors_escape_it_too() {
     assert_escaped("an error", &stderr, &format!("gone{SHOWN}"));
 }
 
+#[cfg(unix)]
 #[test]
 fn the_session_start_hook_escapes_the_project_in_its_context() {
     let env = TestEnv::new();

@@ -62,7 +62,7 @@ fn a_missing_command_exits_127_and_one_that_cannot_run_126() {
         .failure(127)
         .stderr_has(&["no-such-program-xyz", "no such command on PATH"]);
     assert!(run.output.stdout.is_empty());
-    let gone = env.root().join("gone/prog");
+    let gone = env.root().join("gone").join("prog");
     let _ = env
         .run_berth(["exec", "-w", "default", "--", gone.to_str().unwrap()])
         .failure(127)

@@ -170,7 +170,7 @@ async fn a_link_or_a_folder_moved_into_a_homes_place_is_refused_and_nothing_land
     std::fs::write(outside.join("keep.txt"), "outside\n").unwrap();
     std::fs::write(home_b.join("sentinel"), "sentinel of wb\n").unwrap();
     std::os::unix::fs::symlink(&outside, home_a.join("lnk")).unwrap();
-    std::fs::create_dir_all(home_a.join("a/b")).unwrap();
+    std::fs::create_dir_all(home_a.join("a").join("b")).unwrap();
     std::os::unix::fs::symlink("../../outside", home_a.join("a/b/rel")).unwrap();
     std::fs::create_dir(home_a.join("decoy")).unwrap();
     create(&env, "wa", &home_a);
@@ -404,7 +404,7 @@ fn stale_temporary_files_of_dead_writers_are_removed_at_start() {
 
     let managed = env.managed_home("default");
     std::fs::create_dir_all(managed.join("d")).unwrap();
-    std::fs::create_dir_all(notes.join("deep/er")).unwrap();
+    std::fs::create_dir_all(notes.join("deep").join("er")).unwrap();
     let stale = [
         notes.join(format!("deep/er/.big.bin.berth-tmp-{dead}-0")),
         managed.join(format!("d/.x.md.berth-tmp-{dead}-1")),

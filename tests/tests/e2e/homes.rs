@@ -59,7 +59,7 @@ fn a_path_with_dot_dot_is_refused() {
 #[test]
 fn a_missing_folder_is_refused_saying_to_create_it() {
     let env = TestEnv::new();
-    let p = env.root().join("proj/missing");
+    let p = env.root().join("proj").join("missing");
     refused(&env, p.to_str().unwrap(), "mkdir");
 }
 

@@ -114,7 +114,7 @@ impl World {
         let outside = env.dir("outside");
         std::fs::write(outside.join("secret.txt"), "do not touch\n").unwrap();
         std::fs::create_dir(outside.join("sub")).unwrap();
-        std::fs::write(outside.join("sub/data.bin"), [0u8, 1, 2, 255]).unwrap();
+        std::fs::write(outside.join("sub").join("data.bin"), [0u8, 1, 2, 255]).unwrap();
         let lp = env.dir("outside/loop");
         #[cfg(unix)]
         {
@@ -132,7 +132,7 @@ impl World {
     }
 
     fn loop_path(&self) -> PathBuf {
-        self.outside.join("loop/a")
+        self.outside.join("loop").join("a")
     }
 
     /// Fails unless the sentinel tree is exactly as it was.
@@ -394,13 +394,13 @@ fn hostile_project_files_are_ignored_with_a_note_and_never_hang() {
     let looped = env.git_root(env.dir("proj/looped"));
     std::fs::create_dir(looped.join(".berth")).unwrap();
     std::os::unix::fs::symlink(
-        looped.join(".berth/x"),
-        looped.join(".berth/workspace.json"),
+        looped.join(".berth").join("x"),
+        looped.join(".berth").join("workspace.json"),
     )
     .unwrap();
     std::os::unix::fs::symlink(
-        looped.join(".berth/workspace.json"),
-        looped.join(".berth/x"),
+        looped.join(".berth").join("workspace.json"),
+        looped.join(".berth").join("x"),
     )
     .unwrap();
     // A `.berth` that is a FIFO, not a folder.
@@ -413,7 +413,7 @@ fn hostile_project_files_are_ignored_with_a_note_and_never_hang() {
     std::fs::create_dir(linked.join(".berth")).unwrap();
     std::os::unix::fs::symlink(
         w.outside.join("secret.txt"),
-        linked.join(".berth/workspace.json"),
+        linked.join(".berth").join("workspace.json"),
     )
     .unwrap();
     for dir in [&looped, &fifo, &linked] {

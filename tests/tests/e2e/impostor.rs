@@ -35,7 +35,7 @@ struct Impostor {
 impl Impostor {
     /// Starts the fake as `nobody` on `socket` and waits until it listens.
     fn start(env: &TestEnv, socket: &Path) -> Impostor {
-        let record = env.root().join("impostor/received");
+        let record = env.root().join("impostor").join("received");
         let mut child = Command::new("setpriv")
             .args([
                 &format!("--reuid={NOBODY}"),
@@ -295,7 +295,7 @@ fn a_client_with_a_stripped_environment_reaches_the_same_daemon() {
     let home = env.home();
     let _cleanup = KillDaemonsOf(home.clone());
     // Both derive the data folder from HOME, as a real user's clients do.
-    let data = home.join(".local/share/berth");
+    let data = home.join(".local").join("share").join("berth");
     let full = |args: &[&str]| {
         let mut cmd = env.berth(args);
         cmd.env("BERTH_DATA_DIR", &data);

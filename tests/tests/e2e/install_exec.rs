@@ -234,6 +234,8 @@ fn bad_names_and_templates_are_usage_errors() {
     assert!(!env.home().join(".cursor").exists());
 }
 
+// Runs sh.
+#[cfg(unix)]
 #[test]
 fn the_registered_command_runs_the_server_in_the_sessions_workspace() {
     let env = TestEnv::new();

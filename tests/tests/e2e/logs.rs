@@ -48,7 +48,11 @@ fn the_hook_log_is_0600_in_a_0700_folder() {
     cmd.arg("session-start");
     let run = env.run_with_stdin(cmd, b"{}");
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
-    let log = env.root().join("state/berth/berth-hook.log");
+    let log = env
+        .root()
+        .join("state")
+        .join("berth")
+        .join("berth-hook.log");
     assert_eq!(mode(&log), 0o600, "{}", env.listing());
     assert_eq!(mode(log.parent().unwrap()), 0o700);
 }

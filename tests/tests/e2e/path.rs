@@ -25,7 +25,7 @@ fn path(env: &TestEnv, p: &str, cwd: &str) -> Value {
 fn every_path_form_qualifies_with_the_spec_shape() {
     let env = world();
     let work = env.managed_home("work");
-    let abs = |rel: &str| json!(work.join(rel));
+    let abs = |rel: &str| json!(rel.split('/').fold(work.clone(), |p, c| p.join(c)));
     assert_eq!(
         path(&env, "/", "proj"),
         json!({"qualified": "/", "absolute": null, "workspace": null})
@@ -52,7 +52,7 @@ fn every_path_form_qualifies_with_the_spec_shape() {
         json!({"qualified": "./x.md", "absolute": null, "workspace": null})
     );
     // An absolute path inside a home comes back qualified.
-    let inside = work.join("z/q.md");
+    let inside = work.join("z").join("q.md");
     assert_eq!(
         path(&env, inside.to_str().unwrap(), "plain")["qualified"],
         "work/z/q.md"
@@ -81,8 +81,14 @@ fn a_defaulted_project_with_several_workspaces_refuses_unqualified_paths() {
 #[test]
 fn escapes_and_outside_paths_are_refused() {
     let env = world();
+    // An absolute path outside every home (`/etc/passwd` has no drive on Windows).
+    let outside = if cfg!(windows) {
+        r"C:\Windows\win.ini"
+    } else {
+        "/etc/passwd"
+    };
     for (p, why) in [
-        ("/etc/passwd", "outside every workspace home"),
+        (outside, "outside every workspace home"),
         ("work/../../x", "leads outside its folder"),
         ("../x", "leads outside its folder"),
     ] {

@@ -67,7 +67,7 @@ fn a_bad_project_file_is_ignored_with_a_note_naming_it(#[case] bad: Bad, #[case]
     let env = TestEnv::new();
     env.json(["workspace", "create", "w"]);
     let repo = env.git_root(env.dir("proj/repo"));
-    let file = repo.join(".berth/workspace.json");
+    let file = repo.join(".berth").join("workspace.json");
     plant(&file, bad);
     let sub = env.dir("proj/repo/src");
     for args in [&["resolve"][..], &["resolve", "--agent"][..]] {
@@ -123,7 +123,10 @@ fn a_bad_nearer_file_does_not_hide_an_approved_farther_one() {
         (Some("w"), Some("project-file")),
         "{r:#}"
     );
-    assert_eq!(r["project_file"], json!(mono.join(".berth/workspace.json")));
+    assert_eq!(
+        r["project_file"],
+        json!(mono.join(".berth").join("workspace.json"))
+    );
     assert!(
         r["notes"][0]
             .as_str()
@@ -142,7 +145,7 @@ fn cloned() -> (TestEnv, PathBuf, PathBuf) {
     let clone = env.git_root(env.dir("proj/clone"));
     let file = env.project_file(
         &clone,
-        std::fs::read(orig.join(".berth/workspace.json")).unwrap(),
+        std::fs::read(orig.join(".berth").join("workspace.json")).unwrap(),
     );
     (env, clone, file)
 }
@@ -163,7 +166,14 @@ fn a_cloned_repositorys_file_naming_an_existing_workspace_only_proposes() {
         assert_eq!(r["proposal"], "w", "{r:#}");
         assert_eq!(r["project"], json!(clone));
         assert_eq!(r["project_file"], json!(file));
-        let notes = r["notes"].to_string();
+        // The notes' text, not their JSON (where a Windows path's `\` is escaped).
+        let notes: Vec<&str> = r["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n.as_str())
+            .collect();
+        let notes = notes.join("\n");
         assert!(
             notes.contains(file.to_str().unwrap()) && notes.contains("berth workspace use w"),
             "the note must name the file and say how to approve it: {r:#}"

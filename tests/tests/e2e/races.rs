@@ -125,7 +125,7 @@ fn concurrent_uses_of_one_project_leave_one_root_and_its_file() {
         let won: Vec<usize> = (0..CLIENTS).filter(|&i| outs[i].status.success()).collect();
         assert_eq!(won.len(), 1, "round {round}: these all won: {won:?}");
         let winner = format!("u{round}-{}", won[0]);
-        let file = std::fs::read(dir.join(".berth/workspace.json"))
+        let file = std::fs::read(dir.join(".berth").join("workspace.json"))
             .unwrap_or_else(|e| panic!("round {round}: the project file of {winner}: {e}"));
         let named: Value = serde_json::from_slice(&file).unwrap();
         assert_eq!(named, json!({"workspace": winner}), "round {round}");

@@ -117,7 +117,7 @@ fn an_approved_file_answer_carries_project_file_and_no_proposal() {
             "reason": "project-file",
             "directory": world.path("proj/app/src"),
             "project": app,
-            "project_file": app.join(".berth/workspace.json"),
+            "project_file": app.join(".berth").join("workspace.json"),
             "proposal": null,
             "notes": [],
         })

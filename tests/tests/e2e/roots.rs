@@ -96,7 +96,7 @@ fn roots_of_an_unknown_workspace_are_refused_listing_the_workspaces() {
 #[test]
 fn a_missing_folder_or_a_file_is_not_a_root() {
     let env = env_with(&["a"]);
-    let missing = env.root().join("proj/missing");
+    let missing = env.root().join("proj").join("missing");
     let _ = env
         .run_berth(["root", "add", "a", missing.to_str().unwrap()])
         .failure(1)
@@ -148,9 +148,9 @@ fn the_home_an_ancestor_of_it_and_the_filesystem_root_are_never_roots() {
 fn berths_data_folder_its_homes_and_scratch_folders_are_never_roots() {
     let env = env_with(&["a", "b"]);
     let data = env.data_dir();
-    let scratch = data.join("scratch/0123456789abcdef");
+    let scratch = data.join("scratch").join("0123456789abcdef");
     std::fs::create_dir_all(&scratch).unwrap();
-    let home_b = data.join("workspaces/b");
+    let home_b = data.join("workspaces").join("b");
     std::fs::create_dir_all(&home_b).unwrap();
     for dir in [&data, &scratch, &home_b] {
         for extra in [None, Some("--allow-overlap")] {

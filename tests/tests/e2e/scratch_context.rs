@@ -32,11 +32,14 @@ fn a_projectless_session_start_names_the_scratch_folder_and_says_it_is_temporary
     let plain = env.dir("plain");
     env.json(["setting", "set", "scratch.keep_hours", "5"]);
     let context = session_start(&env, &plain, "s-plain");
-    let folder = env.data_dir().join("scratch/");
+    let folder = format!(
+        "{}{}",
+        env.data_dir().join("scratch").display(),
+        std::path::MAIN_SEPARATOR
+    );
     assert!(
         context.contains(&format!(
-            "its own folder is a scratch folder of its own in {}, a temporary folder",
-            folder.display()
+            "its own folder is a scratch folder of its own in {folder}, a temporary folder"
         )),
         "{context}"
     );

@@ -295,7 +295,7 @@ fn lost_writes(env: &TestEnv, m: &Model) -> Vec<String> {
         ));
     }
     for (dir, ws) in &m.used {
-        let file = dir.join(".berth/workspace.json");
+        let file = dir.join(".berth").join("workspace.json");
         match std::fs::read(&file) {
             Ok(b) if serde_json::from_slice::<Value>(&b).ok() == Some(json!({"workspace": ws})) => {
             }
@@ -307,7 +307,7 @@ fn lost_writes(env: &TestEnv, m: &Model) -> Vec<String> {
     }
     // A project file a failed `use` left is never torn.
     for (dir, ws) in &m.maybe_used {
-        if let Ok(b) = std::fs::read(dir.join(".berth/workspace.json")) {
+        if let Ok(b) = std::fs::read(dir.join(".berth").join("workspace.json")) {
             assert_eq!(
                 serde_json::from_slice::<Value>(&b).ok(),
                 Some(json!({"workspace": ws})),

@@ -6,7 +6,7 @@ use berth_tests::{TestEnv, names};
 use serde_json::json;
 
 fn project_file_of(dir: &Path) -> std::path::PathBuf {
-    dir.join(".berth/workspace.json")
+    dir.join(".berth").join("workspace.json")
 }
 
 fn read_json(p: &Path) -> serde_json::Value {

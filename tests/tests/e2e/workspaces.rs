@@ -176,13 +176,13 @@ fn deleting_keeps_a_managed_homes_files_unless_purge() {
         env.json(["workspace", "create", w]);
         let home = env.managed_home(w);
         std::fs::create_dir_all(home.join("sub")).unwrap();
-        std::fs::write(home.join("sub/memory.md"), "remember").unwrap();
+        std::fs::write(home.join("sub").join("memory.md"), "remember").unwrap();
     }
     let kept = env.json(["workspace", "delete", "kept"]);
     assert_eq!(kept["deleted"], "kept");
     assert_eq!(kept["purged"], false);
     assert_eq!(
-        std::fs::read_to_string(env.managed_home("kept").join("sub/memory.md")).unwrap(),
+        std::fs::read_to_string(env.managed_home("kept").join("sub").join("memory.md")).unwrap(),
         "remember"
     );
     assert!(
