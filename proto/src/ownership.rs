@@ -131,11 +131,34 @@ pub fn data_files(data_dir: &Path) -> [(PathBuf, Role); 5] {
 pub fn check_data_folder(dir: &Path, uid: Uid) -> Result<Found, NotOurs> {
     let found = check(dir, Role::DataFolder, uid)?;
     if found.exists {
-        for (file, role) in data_files(dir) {
-            check(&file, role, uid)?;
-        }
+        check_files_in(&found.real, dir, uid)?;
     }
     Ok(found)
+}
+
+/// Checks the [`data_files`] of `dir`, which just passed the check and whose path with every
+/// link resolved is `real`: each walk starts there, not at `/` again.
+#[cfg(unix)]
+fn check_files_in(real: &Path, dir: &Path, uid: Uid) -> Result<(), NotOurs> {
+    let meta = std::fs::symlink_metadata(real).map_err(|e| NotOurs {
+        role: Role::DataFolder,
+        path: dir.to_path_buf(),
+        problem: format!("{real:?} cannot be inspected ({e})"),
+        fix: "Check it, or set BERTH_DATA_DIR to a folder of your own".into(),
+    })?;
+    for (file, role) in data_files(dir) {
+        let name = Path::new(file.file_name().unwrap_or_default());
+        walk(&file, (real, meta.clone()), name, role, uid)?;
+    }
+    Ok(())
+}
+
+#[cfg(windows)]
+fn check_files_in(_real: &Path, dir: &Path, uid: Uid) -> Result<(), NotOurs> {
+    for (file, role) in data_files(dir) {
+        check(&file, role, uid)?;
+    }
+    Ok(())
 }
 
 /// Checks the state folder, before a log is opened in it.
@@ -146,6 +169,27 @@ pub fn check_state_folder(dir: &Path, uid: Uid) -> Result<Found, NotOurs> {
 /// Checks one folder or file (see the module's rule).
 #[cfg(unix)]
 pub fn check(path: &Path, role: Role, uid: Uid) -> Result<Found, NotOurs> {
+    let root = Path::new("/");
+    let meta = std::fs::symlink_metadata(root).map_err(|e| NotOurs {
+        role,
+        path: path.to_path_buf(),
+        problem: format!("\"/\" cannot be inspected ({e})"),
+        fix: format!("Set {} to a folder of your own", role.variable()),
+    })?;
+    walk(path, (root, meta), path, role, uid)
+}
+
+/// The walk of [`check`]: `rest` from the folder `from` (an absolute path with no link in it,
+/// and what it is), or from the current folder when `rest` is relative and `from` is `/`.
+/// Messages name `path`.
+#[cfg(unix)]
+fn walk(
+    path: &Path,
+    from: (&Path, std::fs::Metadata),
+    rest: &Path,
+    role: Role,
+    uid: Uid,
+) -> Result<Found, NotOurs> {
     use std::ffi::OsString;
     use std::os::unix::fs::MetadataExt;
     use std::path::Component;
@@ -160,8 +204,8 @@ pub fn check(path: &Path, role: Role, uid: Uid) -> Result<Found, NotOurs> {
     };
     let var = role.variable();
     let elsewhere = format!("or set {var} to a folder of your own");
-    let start = if path.is_absolute() {
-        path.to_path_buf()
+    let start = if rest.is_absolute() || from.0 != Path::new("/") {
+        rest.to_path_buf()
     } else {
         std::env::current_dir()
             .map_err(|e| {
@@ -170,7 +214,7 @@ pub fn check(path: &Path, role: Role, uid: Uid) -> Result<Found, NotOurs> {
                     elsewhere.clone(),
                 )
             })?
-            .join(path)
+            .join(rest)
     };
     // Names still to walk, the next one last.
     let mut pending: Vec<OsString> = Vec::new();
@@ -184,14 +228,9 @@ pub fn check(path: &Path, role: Role, uid: Uid) -> Result<Found, NotOurs> {
         }
     };
     push(&mut pending, &start);
-    let mut here = PathBuf::from("/");
+    let mut here = from.0.to_path_buf();
+    let mut meta = from.1;
     let inspect = |p: &Path| std::fs::symlink_metadata(p);
-    let mut meta = inspect(&here).map_err(|e| {
-        refuse(
-            format!("\"/\" cannot be inspected ({e})"),
-            elsewhere.clone(),
-        )
-    })?;
     let mut links = Vec::new();
     while let Some(name) = pending.pop() {
         if name == ".." {

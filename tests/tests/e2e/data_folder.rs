@@ -224,6 +224,29 @@ fn a_data_folder_reached_through_a_link_another_user_owns_is_refused() {
     assert!(pwned(&env).exists(), "the user's own registry works again");
 }
 
+// A folder of another user, made through chown.
+#[test]
+#[cfg_attr(
+    not(berth_as_root),
+    ignore = "needs root to make a folder of another user"
+)]
+fn a_state_folder_another_user_owns_is_refused_and_no_log_is_written_there() {
+    let env = TestEnv::new();
+    let state = env.root().join("state").join("berth");
+    std::fs::create_dir(&state).unwrap();
+    chown(&state, Some(NOBODY), Some(NOBODY)).unwrap();
+    chmod(&state, 0o777);
+    let _ = env.run_berth(["resolve"]).failure(1).stderr_has(&[
+        &format!(
+            "berthd could not start: refusing the state folder {state:?}: it belongs to uid 65534, not to you (uid 0), and has mode 0777"
+        ),
+        "otherwise set XDG_STATE_HOME to a folder of your own",
+    ]);
+    let _ = hook_stop(&env).success();
+    assert!(env.daemon_pids().is_empty(), "a daemon runs");
+    assert!(names_in(&state).is_empty(), "a log was written there");
+}
+
 /// `berth --json doctor`'s check `name`.
 fn doctor_check(env: &TestEnv, name: &str) -> (Run, serde_json::Value) {
     let run = env.run_berth(["--json", "doctor"]);
