@@ -193,6 +193,10 @@ fn run(args: &Args, env: &EnvCtx) -> String {
             tracing::warn!(event, cwd, "berthd did not answer: {e}");
             return String::new();
         }
+        Err(CallError::NotOurs(e)) => {
+            tracing::warn!(event, cwd, "berth used no daemon, so ran nothing: {e}");
+            return String::new();
+        }
         Err(CallError::Answered(code, message)) => {
             tracing::warn!(
                 event,
@@ -280,6 +284,8 @@ enum CallError {
     Answered(Code, String),
     /// berthd could not be reached or started, or did not answer in time.
     NoAnswer(String),
+    /// The data folder is not the user's alone: no daemon was asked or started.
+    NotOurs(String),
 }
 
 /// One Hook RPC on a current-thread runtime, starting berthd if needed,
@@ -306,9 +312,10 @@ fn call(env: &EnvCtx, request: pb::HookRequest) -> Result<pb::HookReply, CallErr
     match answer {
         // Every error the daemon makes carries a berth code; one without is
         // the transport's.
-        Ok(reply) => reply.map_err(|e: ClientError| match e.code() {
-            Some(code) => CallError::Answered(code, e.to_string()),
-            None => CallError::NoAnswer(e.to_string()),
+        Ok(reply) => reply.map_err(|e: ClientError| match (&e, e.code()) {
+            (ClientError::NotOurs(_), _) => CallError::NotOurs(e.to_string()),
+            (_, Some(code)) => CallError::Answered(code, e.to_string()),
+            (_, None) => CallError::NoAnswer(e.to_string()),
         }),
         Err(_) => Err(CallError::NoAnswer(format!(
             "no answer within {RPC_BUDGET:?}"

@@ -56,14 +56,19 @@ pub enum NotRegistered {
     /// What listens on the socket is not this user's daemon: nothing was
     /// sent to it, and nothing will be.
     Untrusted(String),
+    /// The data folder is not the user's alone: nothing in it was read and no daemon was
+    /// started on it.
+    NotOurs(String),
 }
 
 impl NotRegistered {
     /// Sorts a registration error: every error the daemon makes carries a
     /// berth code; one without is the transport's.
     pub fn of(e: &ClientError) -> NotRegistered {
-        if let ClientError::Untrusted(_) = e {
-            return NotRegistered::Untrusted(e.to_string());
+        match e {
+            ClientError::Untrusted(_) => return NotRegistered::Untrusted(e.to_string()),
+            ClientError::NotOurs(_) => return NotRegistered::NotOurs(e.to_string()),
+            _ => {}
         }
         match e.code() {
             Some(_) => NotRegistered::Refused(e.to_string()),

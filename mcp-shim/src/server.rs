@@ -46,6 +46,9 @@ fn instructions(from_daemon: Option<String>, failure: Option<NotRegistered>) -> 
         Some(NotRegistered::Refused(e)) => format!(
             "berth could not register this session when it started: {e}. Call device_context to retry."
         ),
+        Some(NotRegistered::NotOurs(e)) => format!(
+            "berth started no daemon and read nothing of its data: {e} Tell the user; berth's tools work again once they have fixed it (call device_context to retry)."
+        ),
         Some(NotRegistered::Untrusted(e)) => format!(
             "berth did not use the daemon on its socket and sent it nothing: {e}. Tell the user; berth's tools work again once they have fixed it (call device_context to retry)."
         ),
@@ -312,6 +315,20 @@ mod tests {
         );
         assert!(text.contains("device_context"), "{text}");
         assert!(text.contains("<workspace>/<path>"), "{text}");
+    }
+
+    #[test]
+    fn a_data_folder_of_another_user_is_quoted_and_blamed_on_no_daemon() {
+        let refused = ClientError::NotOurs(berth_proto::ownership::NotOurs {
+            role: berth_proto::ownership::Role::DataFolder,
+            path: "/tmp/evil".into(),
+            problem: "it belongs to uid 65534, not to you (uid 0), and has mode 0777".into(),
+            fix: "Set BERTH_DATA_DIR".into(),
+        });
+        let text = instructions(None, Some(NotRegistered::of(&refused)));
+        assert!(!text.contains("could not be reached"), "{text}");
+        assert!(text.contains("started no daemon"), "{text}");
+        assert!(text.contains("belongs to uid 65534"), "{text}");
     }
 
     #[test]

@@ -15,6 +15,7 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint, Uri};
 
 use crate::codes::Code;
+use crate::ownership::{self, NotOurs};
 use crate::paths::{self, EnvCtx, PathError};
 use crate::pb::berth_client::BerthClient;
 use crate::record;
@@ -148,6 +149,10 @@ pub enum ClientError {
     /// What listens on the socket is not this user's daemon; nothing was sent.
     #[error(transparent)]
     Untrusted(#[from] Untrusted),
+    /// The data folder, or a file berth reads in it, is not this user's alone: nothing was
+    /// read from it and no daemon was started on it.
+    #[error(transparent)]
+    NotOurs(#[from] NotOurs),
     /// The daemon refused or failed the request; its message says why.
     #[error("{}", .0.message())]
     Rpc(tonic::Status),
@@ -188,7 +193,7 @@ impl Connection {
     /// then the socket this environment derives.
     pub async fn open(env: &EnvCtx) -> Result<Connection, ClientError> {
         let socket = paths::socket_path(env)?;
-        let data_dir = paths::data_dir(env).ok();
+        let data_dir = checked_data_dir(env)?;
         if let Some((stream, at)) = via_record(data_dir.as_deref(), &socket, env.uid).await {
             return Connection::over(stream, at, env.clone()).await;
         }
@@ -208,7 +213,7 @@ impl Connection {
     /// socket); `Ok(None)` when none runs.
     pub async fn open_existing(env: &EnvCtx) -> Result<Option<Connection>, ClientError> {
         let socket = paths::socket_path(env)?;
-        let data_dir = paths::data_dir(env).ok();
+        let data_dir = checked_data_dir(env)?;
         if let Some((stream, at)) = via_record(data_dir.as_deref(), &socket, env.uid).await {
             return Connection::over(stream, at, env.clone()).await.map(Some);
         }
@@ -358,6 +363,17 @@ impl Connection {
             Err(_) => Err(wedged(&self.socket)),
         }
     }
+}
+
+/// The data folder, when one can be derived, once it passed [`ownership::check_data_folder`]:
+/// before its record is read or a daemon is started on it, since its registry names a command
+/// the hook runs.
+fn checked_data_dir(env: &EnvCtx) -> Result<Option<PathBuf>, ClientError> {
+    let Ok(dir) = paths::data_dir(env) else {
+        return Ok(None);
+    };
+    ownership::check_data_folder(&dir, env.uid)?;
+    Ok(Some(dir))
 }
 
 /// Sorts a failed call: the daemon's own errors carry a code; a status

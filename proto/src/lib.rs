@@ -25,6 +25,8 @@
 //! - [`tool_results`]: the structured content of each MCP tool's result,
 //!   from which the daemon builds results.
 //! - [`logfile`]: log files only their user may read.
+//! - [`ownership`]: are the data folder, the database and the state folder
+//!   this user's alone? Checked before anything is read from them.
 //! - `user_sid` (Windows): who a process runs as, by its token's user SID.
 //!
 //! ```no_run
@@ -43,6 +45,7 @@ pub mod client;
 pub mod codes;
 pub mod instance_lock;
 pub mod logfile;
+pub mod ownership;
 pub mod paths;
 pub mod record;
 pub mod settings;

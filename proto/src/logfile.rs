@@ -13,11 +13,15 @@ use std::path::Path;
 pub const DAEMON_LOG: &str = "berthd.log";
 
 /// Opens `dir/name` for appending, creating the folder (0700) and the file
-/// (0600) as needed and narrowing either when it is wider. Refuses a folder
-/// or file that is a symlink or belongs to another user, naming it.
+/// (0600) as needed and narrowing either when others may read it. Refuses,
+/// naming it, a folder that fails [`crate::ownership::check_state_folder`]
+/// (before anything is made in it) and a file that is a symlink or belongs
+/// to another user.
 #[cfg(unix)]
 pub fn open_private(dir: &Path, name: &str) -> io::Result<File> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+    crate::ownership::check_state_folder(dir, crate::paths::current_uid())
+        .map_err(|e| io::Error::new(io::ErrorKind::PermissionDenied, e.to_string()))?;
     if let Some(parent) = dir.parent() {
         std::fs::create_dir_all(parent)?;
     }
@@ -35,7 +39,8 @@ pub fn open_private(dir: &Path, name: &str) -> io::Result<File> {
             ),
         )
     };
-    let meta = std::fs::symlink_metadata(dir)?;
+    // A link of the user's own passed the check above and is followed.
+    let meta = std::fs::metadata(dir)?;
     if !meta.is_dir() {
         return Err(refuse(dir, "is not a directory".into()));
     }

@@ -415,6 +415,11 @@ pub fn data_lock_path(data_dir: &Path) -> PathBuf {
     data_dir.join("berthd.lock")
 }
 
+/// The registry database in a data folder.
+pub fn database_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("berth.db")
+}
+
 /// Where the data folder's daemon records where it listens
 /// (see [`crate::record`]).
 pub fn record_path(data_dir: &Path) -> PathBuf {

@@ -71,6 +71,9 @@ mod races;
 // Another user's fake daemon where a client looks: refused before a byte is sent.
 #[path = "e2e/impostor.rs"]
 mod impostor;
+// A data folder, database or path to them that another user could change: nothing is used.
+#[path = "e2e/data_folder.rs"]
+mod data_folder;
 // Control characters in names and paths reach no human output raw.
 #[path = "e2e/escapes.rs"]
 mod escapes;

@@ -17,6 +17,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use berth_proto::client::{ClientError, Connection, compare_versions};
+use berth_proto::ownership;
 use berth_proto::paths::{self, EnvCtx, Uid};
 use berth_proto::pb;
 use berth_proto::text::escaped;
@@ -87,7 +88,7 @@ pub async fn cmd_doctor(ctx: &mut Ctx, _: DoctorArgs) -> Result<(), CliError> {
     match &data_dir {
         Some(dir) => {
             checks.push(data_folder_check(dir, ctx.env.uid));
-            checks.push(database_file_check(&dir.join("berth.db"), ctx.env.uid));
+            checks.push(database_file_check(dir, ctx.env.uid));
         }
         None => checks.push(problem(
             "data folder",
@@ -130,6 +131,17 @@ struct Daemon {
 async fn daemon_checks(env: &EnvCtx, checks: &mut Vec<Check>) -> Option<Daemon> {
     let mut conn = match Connection::open(env).await {
         Ok(c) => c,
+        // The data folder's and the database's checks below say what is wrong.
+        Err(ClientError::NotOurs(e)) => {
+            checks.push(unknown(
+                "daemon",
+                format!(
+                    "not asked: berth starts and asks no daemon while it refuses its {} (see below)",
+                    e.role.name()
+                ),
+            ));
+            return None;
+        }
         Err(e) => {
             checks.push(problem("daemon", e.to_string(), daemon_fix(&e)));
             return None;
@@ -237,186 +249,127 @@ fn same_path(a: &Path, b: &Path) -> bool {
     a == b || (a.canonicalize().ok().is_some() && a.canonicalize().ok() == b.canonicalize().ok())
 }
 
-/// The data folder: ours, and closed to group and others (it names the
-/// user's folders and workspaces; berth creates it 0700).
-#[cfg(unix)]
+/// A refusal of [`ownership`] as a problem: what is wrong, and its fix, which keeps the data.
+fn refused(name: &str, e: &ownership::NotOurs) -> Check {
+    let shown = escaped(&e.path.display().to_string()).into_owned();
+    problem(
+        name,
+        format!("{shown}{}: {}", link_words(&e.path), escaped(&e.problem)),
+        escaped(&e.fix).into_owned(),
+    )
+}
+
+/// " is a symlink to X" when `path` itself is a link, so no link is ever called "not a
+/// directory" again; "" otherwise.
+fn link_words(path: &Path) -> String {
+    match std::fs::read_link(path) {
+        Ok(to) => format!(" is a symlink to {}", escaped(&to.display().to_string())),
+        Err(_) => String::new(),
+    }
+}
+
+/// The data folder, and the record and lock berth reads in it, as every berth program checks
+/// them ([`ownership::check_data_folder`]), and on Unix closed to group and others (it names
+/// the user's folders and workspaces; berth creates it 0700). A link to it is named, with
+/// where it leads.
 fn data_folder_check(dir: &Path, uid: Uid) -> Check {
-    use std::os::unix::fs::MetadataExt;
+    let name = "data folder";
     let shown = escaped(&dir.display().to_string()).into_owned();
-    let meta = match std::fs::symlink_metadata(dir) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return ok(
-                "data folder",
-                format!("{shown} does not exist yet; berthd creates it 0700"),
-            );
-        }
-        Err(e) => {
-            return problem(
-                "data folder",
-                format!("cannot read {shown}: {e}"),
-                format!("ls -ld {shown}"),
-            );
-        }
+    let found = match ownership::check(dir, ownership::Role::DataFolder, uid) {
+        Ok(f) => f,
+        Err(e) => return refused(name, &e),
     };
-    let mode = meta.mode() & 0o7777;
-    if !meta.is_dir() {
+    let real = escaped(&found.real.display().to_string()).into_owned();
+    let link = link_words(dir);
+    if !found.exists {
+        return if link.is_empty() {
+            ok(
+                name,
+                format!("{shown} does not exist yet; berthd creates it 0700"),
+            )
+        } else {
+            ok(
+                name,
+                format!("{shown}{link}, which does not exist yet; berthd creates {real} 0700"),
+            )
+        };
+    }
+    for (file, role) in ownership::data_files(dir) {
+        if role != ownership::Role::Database
+            && let Err(e) = ownership::check(&file, role, uid)
+        {
+            return refused(name, &e);
+        }
+    }
+    let mode = found.mode;
+    if cfg!(unix) && mode & 0o077 != 0 {
+        let what = if link.is_empty() {
+            shown
+        } else {
+            format!("{shown}{link}, and {real}")
+        };
         problem(
-            "data folder",
-            format!("{shown} is not a directory"),
-            format!("move {shown} aside so berthd can create the folder"),
+            name,
+            format!("{what} has mode {mode:04o}: group or others may enter it"),
+            format!("chmod 700 {real}"),
         )
-    } else if meta.uid() != uid {
-        problem(
-            "data folder",
+    } else if cfg!(unix) && link.is_empty() {
+        ok(name, format!("{shown}: this user's, mode {mode:04o}"))
+    } else if cfg!(unix) {
+        ok(
+            name,
             format!(
-                "{shown} belongs to uid {}, not to this user (uid {uid})",
-                meta.uid()
+                "{shown}{link}; {real} is this user's, mode {mode:04o}, closed to others, so berth uses it"
             ),
-            format!("chown {uid} {shown}"),
         )
-    } else if mode & 0o077 != 0 {
-        problem(
-            "data folder",
-            format!("{shown} has mode {mode:04o}: group or others may enter it"),
-            format!("chmod 700 {shown}"),
+    } else {
+        ok(name, format!("{shown}{link}: a folder ({NO_OWNER_CHECK})"))
+    }
+}
+
+/// The database and its WAL files, as every berth program checks them: on Unix this user's and
+/// not writable by group or others; regular files, reached through no link of another user.
+fn database_file_check(data_dir: &Path, uid: Uid) -> Check {
+    let mut found = Vec::new();
+    for (file, role) in ownership::data_files(data_dir) {
+        if role != ownership::Role::Database {
+            continue;
+        }
+        match ownership::check(&file, role, uid) {
+            Err(e) => return refused("database", &e),
+            Ok(f) if f.exists => {
+                let shown = escaped(&file.display().to_string()).into_owned();
+                found.push(if cfg!(unix) {
+                    format!("{shown} ({:04o})", f.mode)
+                } else {
+                    shown
+                });
+            }
+            Ok(_) => {}
+        }
+    }
+    let db = paths::database_path(data_dir);
+    if found.is_empty() {
+        return ok(
+            "database",
+            format!("{} does not exist yet", escaped(&db.display().to_string())),
+        );
+    }
+    if cfg!(unix) {
+        ok(
+            "database",
+            format!("this user's, not writable by others: {}", found.join(", ")),
         )
     } else {
         ok(
-            "data folder",
-            format!("{shown}: this user's, mode {mode:04o}"),
+            "database",
+            format!("regular files: {} ({NO_OWNER_CHECK})", found.join(", ")),
         )
     }
 }
 
-/// The database and its WAL files: ours, and not writable by group or others.
-#[cfg(unix)]
-fn database_file_check(db: &Path, uid: Uid) -> Check {
-    use std::os::unix::fs::MetadataExt;
-    let mut found = Vec::new();
-    for suffix in ["", "-wal", "-shm"] {
-        let mut p = db.as_os_str().to_os_string();
-        p.push(suffix);
-        let p = PathBuf::from(p);
-        let shown = escaped(&p.display().to_string()).into_owned();
-        let Ok(meta) = std::fs::symlink_metadata(&p) else {
-            continue;
-        };
-        let mode = meta.mode() & 0o7777;
-        if !meta.is_file() {
-            return problem(
-                "database",
-                format!("{shown} is not a regular file"),
-                format!("berth daemon stop, then move {shown} aside"),
-            );
-        }
-        if meta.uid() != uid {
-            return problem(
-                "database",
-                format!(
-                    "{shown} belongs to uid {}, not to this user (uid {uid})",
-                    meta.uid()
-                ),
-                format!("chown {uid} {shown}"),
-            );
-        }
-        if mode & 0o022 != 0 {
-            return problem(
-                "database",
-                format!("{shown} has mode {mode:04o}: group or others may write it"),
-                format!("chmod 600 {shown}"),
-            );
-        }
-        found.push(format!("{shown} ({mode:04o})"));
-    }
-    if found.is_empty() {
-        return ok(
-            "database",
-            format!("{} does not exist yet", escaped(&db.display().to_string())),
-        );
-    }
-    ok(
-        "database",
-        format!("this user's, not writable by others: {}", found.join(", ")),
-    )
-}
-
 /// What Windows says instead of the owner and mode checks.
-#[cfg(windows)]
 const NO_OWNER_CHECK: &str = "owner and mode are Unix checks: on Windows an access list decides, which a folder under the user's profile inherits from the profile";
-
-/// The data folder: there and a folder of its own, not a link. Its owner
-/// and modes are Unix facts; see [`NO_OWNER_CHECK`].
-#[cfg(windows)]
-fn data_folder_check(dir: &Path, _: Uid) -> Check {
-    let shown = escaped(&dir.display().to_string()).into_owned();
-    let meta = match std::fs::symlink_metadata(dir) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return ok(
-                "data folder",
-                format!("{shown} does not exist yet; berthd creates it"),
-            );
-        }
-        Err(e) => {
-            return problem(
-                "data folder",
-                format!("cannot read {shown}: {e}"),
-                format!("dir {shown}"),
-            );
-        }
-    };
-    let what = if meta.file_type().is_symlink() {
-        "a link"
-    } else if !meta.is_dir() {
-        "not a folder"
-    } else {
-        return ok(
-            "data folder",
-            format!("{shown}: a folder ({NO_OWNER_CHECK})"),
-        );
-    };
-    problem(
-        "data folder",
-        format!("{shown} is {what}"),
-        format!("move {shown} aside so berthd can create the folder"),
-    )
-}
-
-/// The database and its WAL files: regular files, not links. Their owner
-/// and modes are Unix facts; see [`NO_OWNER_CHECK`].
-#[cfg(windows)]
-fn database_file_check(db: &Path, _: Uid) -> Check {
-    let mut found = Vec::new();
-    for suffix in ["", "-wal", "-shm"] {
-        let mut p = db.as_os_str().to_os_string();
-        p.push(suffix);
-        let p = PathBuf::from(p);
-        let shown = escaped(&p.display().to_string()).into_owned();
-        let Ok(meta) = std::fs::symlink_metadata(&p) else {
-            continue;
-        };
-        if !meta.is_file() {
-            return problem(
-                "database",
-                format!("{shown} is not a regular file"),
-                format!("berth daemon stop, then move {shown} aside"),
-            );
-        }
-        found.push(shown);
-    }
-    if found.is_empty() {
-        return ok(
-            "database",
-            format!("{} does not exist yet", escaped(&db.display().to_string())),
-        );
-    }
-    ok(
-        "database",
-        format!("regular files: {} ({NO_OWNER_CHECK})", found.join(", ")),
-    )
-}
-
 /// Watches berthd holds, all of this user's, against the per-user limit.
 fn inotify_check(daemon_watches: Option<u64>) -> Check {
     let limit = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
@@ -499,6 +452,12 @@ fn user_inotify_watches(_: Uid) -> Option<u64> {
 /// Where the log is: the daemon's word, else where a daemon started from
 /// here would write it.
 fn log_check(env: &EnvCtx, diagnosis: Option<&pb::DiagnoseReply>) -> Check {
+    if diagnosis.is_none()
+        && let Ok(dir) = paths::state_dir(env)
+        && let Err(e) = ownership::check_state_folder(&dir, env.uid)
+    {
+        return refused("log", &e);
+    }
     let file = match diagnosis {
         Some(d) => PathBuf::from(&d.log_file),
         None => match paths::state_dir(env) {

@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use berth_proto::ownership;
 use berth_proto::paths::{self, EnvCtx, Uid};
 
 use crate::ops::device::{Device, STOP_GRACE};
@@ -91,6 +92,9 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
     let socket = paths::socket_path(&env).map_err(|e| e.to_string())?;
     let data_dir = paths::data_dir(&env).map_err(|e| e.to_string())?;
     let state_dir = paths::state_dir(&env).map_err(|e| e.to_string())?;
+    // Before anything is read or made there (docs/decisions/0036-berths-folders-are-the-users-alone.md).
+    ownership::check_state_folder(&state_dir, env.uid).map_err(|e| e.to_string())?;
+    ownership::check_data_folder(&data_dir, env.uid).map_err(|e| e.to_string())?;
     if let Err(e) = crate::process::logging::init(&state_dir, opts.foreground) {
         tracing::warn!(dir = ?state_dir, error = %e, "cannot open the log file; logging to stderr");
     }
@@ -103,7 +107,7 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
     let inherited = systemd_socket();
     // The data folder first: it is the registry's identity, and a daemon for
     // it may already listen on another socket.
-    create_data_dir(&data_dir)?;
+    create_data_dir(&data_dir, env.uid)?;
     let data_lock = match crate::process::lock::claim_data_folder(&data_dir, &socket)
         .map_err(|e| format!("taking the lock in the data folder {data_dir:?}: {e}"))?
     {
@@ -151,7 +155,7 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
         ready.say("busy");
         return Ok(ExitCode::SUCCESS);
     };
-    let store = Store::open(&data_dir.join("berth.db")).map_err(|e| e.to_string())?;
+    let store = Store::open(&paths::database_path(&data_dir)).map_err(|e| e.to_string())?;
     let version = opts
         .advertise_version
         .clone()
@@ -361,21 +365,29 @@ fn systemd_socket() -> Option<Inherited> {
     None
 }
 
-/// Creates the data dir (0700 when we create it; on Windows it inherits the
-/// profile's access list). An existing one is the user's choice and is used
-/// as it is.
-fn create_data_dir(dir: &std::path::Path) -> Result<(), String> {
+/// Creates the data dir where its path leads (through a link of the user's to a folder not
+/// made yet, at the link's target): 0700 when we create it; on Windows it inherits the
+/// profile's access list. An existing one that passed the ownership check is the user's
+/// choice and is used as it is; what was made is checked again before it is used.
+fn create_data_dir(dir: &std::path::Path, uid: Uid) -> Result<(), String> {
+    let found = ownership::check_data_folder(dir, uid).map_err(|e| e.to_string())?;
+    if found.exists {
+        return Ok(());
+    }
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
     builder
-        .create(dir)
+        .create(&found.real)
         .map_err(|e| format!("creating the data directory {dir:?}: {e}"))?;
-    if !dir.is_dir() {
-        return Err(format!("the data directory {dir:?} is not a directory"));
+    match ownership::check_data_folder(dir, uid) {
+        Ok(found) if found.exists => Ok(()),
+        Ok(_) => Err(format!(
+            "the data directory {dir:?} is not there after it was made"
+        )),
+        Err(e) => Err(e.to_string()),
     }
-    Ok(())
 }
 
 /// How often the daemon checks that its data folder is still where it was.

@@ -143,10 +143,12 @@ fn wrong_modes_on_the_data_folder_and_the_database_are_problems_with_their_fixes
         check(&doc, "data folder")["fix"],
         format!("chmod 700 {}", env.data_dir().display())
     );
+    // A database others can write is refused by every berth program, in the same words.
     assert_eq!(
         check(&doc, "database")["fix"],
-        format!("chmod 600 {}", env.db().display())
+        format!("Run `chmod go-w {}`", env.db().display())
     );
+    assert_eq!(check(&doc, "daemon")["status"], "unknown");
     let text = env.run_berth(["doctor"]).failure(1).stdout();
     assert!(
         text.contains(&format!(
@@ -156,7 +158,10 @@ fn wrong_modes_on_the_data_folder_and_the_database_are_problems_with_their_fixes
         "{text}"
     );
     assert!(
-        text.contains(&format!("         fix: chmod 600 {}\n", env.db().display())),
+        text.contains(&format!(
+            "         fix: Run `chmod go-w {}`\n",
+            env.db().display()
+        )),
         "{text}"
     );
     chmod(&env.data_dir(), 0o700);
