@@ -49,6 +49,10 @@ impl BerthError {
     pub fn timed_out(message: impl Into<String>) -> Self {
         Self::new(Code::TimedOut, message)
     }
+    /// A session another process holds.
+    pub fn owned(message: impl Into<String>) -> Self {
+        Self::new(Code::SessionOwned, message)
+    }
     /// Adds a next step.
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hints.push(hint.into());

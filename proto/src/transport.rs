@@ -31,6 +31,19 @@ impl LocalStream {
         self.0.peer_creds().map(|c| c.euid())
     }
 
+    /// The peer's process id, as the kernel tells it (`SO_PEERCRED` on Linux,
+    /// `LOCAL_PEEREPID` on macOS); 0, a pid outside our pid namespace, is none.
+    #[cfg(unix)]
+    pub fn peer_pid(&self) -> io::Result<u32> {
+        let IpcStream::UdSocket(s) = &self.0;
+        s.inner()
+            .peer_cred()?
+            .pid()
+            .and_then(|p| u32::try_from(p).ok())
+            .filter(|&p| p != 0)
+            .ok_or_else(|| io::Error::other("the system does not tell the peer's process id"))
+    }
+
     /// The peer's process id: a client's, or the pipe server's.
     #[cfg(windows)]
     pub fn peer_pid(&self) -> io::Result<u32> {

@@ -28,6 +28,8 @@ use std::time::{Duration, Instant};
 #[cfg(windows)]
 mod win;
 
+pub mod mcp;
+
 /// The version every binary of the workspace reports.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 

@@ -117,6 +117,9 @@ mod doctor;
 // `berth sessions`: live sessions, ended ones with --all, the JSON shape.
 #[path = "e2e/sessions.rs"]
 mod sessions;
+// A live session belongs to its process: another client cannot re-register it or call its tools.
+#[path = "e2e/session_owner.rs"]
+mod session_owner;
 // A projectless session's session-start context names its temporary scratch folder.
 #[path = "e2e/scratch_context.rs"]
 mod scratch_context;

@@ -1,13 +1,24 @@
 //! The live sessions: the table of sessions connected to this daemon, which the device holds
-//! and the session operations (`ops::sessions`) read and change.
+//! and the session operations (`ops::sessions`) read and change. A live session belongs to the
+//! process that registered it (docs/decisions/0039-a-session-belongs-to-its-process.md).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use berth_core::resolve::Answer;
 
 use crate::error::BerthError;
 use crate::ops::caller::Caller;
+
+/// The process at the other end of a request's connection, as the kernel names it
+/// (`SO_PEERCRED` on Linux, `LOCAL_PEEREPID` on macOS, `GetNamedPipeClientProcessId` on
+/// Windows), never as the request says.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Peer {
+    /// Its process id.
+    pub pid: u32,
+}
 
 /// A live session.
 #[derive(Debug, Clone)]
@@ -27,12 +38,39 @@ pub struct Session {
     /// Whether the session already returned a tool result (the notice goes
     /// on the first one only).
     pub answered: bool,
+    /// The process that registered it: the only one that may call its tools or register it
+    /// again while it is live.
+    pub owner: Peer,
+    /// Which registration of the id this is, so that the end of a replaced registration's
+    /// stream does not end the one that replaced it.
+    pub registration: u64,
 }
 
-/// The live sessions, by id.
+/// Who holds a session id that another process asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Held {
+    /// A live session of this process.
+    Live(Peer),
+    /// A registration of this process still under way.
+    Registering(Peer),
+}
+
+/// The live sessions, by id, and the ids being registered again.
 #[derive(Debug, Default)]
 pub struct Sessions {
     live: Mutex<HashMap<String, Session>>,
+    /// Ids whose re-registration is under way, and by whom: the store is written between the
+    /// check and the insert, and another process must not slip in between.
+    claims: Mutex<HashMap<String, Peer>>,
+    registrations: AtomicU64,
+}
+
+/// The right to register `id` again, until it is inserted or dropped.
+#[derive(Debug)]
+pub struct Claim<'a> {
+    sessions: &'a Sessions,
+    id: String,
+    peer: Peer,
 }
 
 impl Sessions {
@@ -42,5 +80,64 @@ impl Sessions {
     /// a panic of every later request.
     pub(super) fn table(&self) -> MutexGuard<'_, HashMap<String, Session>> {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn claims(&self) -> MutexGuard<'_, HashMap<String, Peer>> {
+        self.claims.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A new registration's number.
+    pub(super) fn next_registration(&self) -> u64 {
+        self.registrations.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Claims `id` for `peer`'s re-registration: refused while another process's session of
+    /// that id is live or its re-registration is under way.
+    pub(super) fn claim(&self, id: &str, peer: Peer) -> Result<Claim<'_>, Held> {
+        let live = self.table();
+        if let Some(s) = live.get(id)
+            && s.owner != peer
+        {
+            return Err(Held::Live(s.owner));
+        }
+        let mut claims = self.claims();
+        match claims.get(id) {
+            Some(&other) if other != peer => return Err(Held::Registering(other)),
+            _ => {
+                claims.insert(id.to_string(), peer);
+            }
+        }
+        Ok(Claim {
+            sessions: self,
+            id: id.to_string(),
+            peer,
+        })
+    }
+
+    /// Inserts a session registered under `claim`, or a new one (`None`: a fresh id).
+    pub(super) fn insert(&self, claim: Option<Claim<'_>>, session: Session) {
+        let mut live = self.table();
+        live.insert(session.id.clone(), session);
+        drop(claim);
+    }
+
+    /// Removes registration `registration` of `id`; `false` when a later registration has
+    /// replaced it (or it is gone).
+    pub(super) fn remove(&self, id: &str, registration: u64) -> bool {
+        let mut live = self.table();
+        if live.get(id).is_some_and(|s| s.registration == registration) {
+            live.remove(id);
+            return true;
+        }
+        false
+    }
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        let mut claims = self.sessions.claims();
+        if claims.get(&self.id) == Some(&self.peer) {
+            claims.remove(&self.id);
+        }
     }
 }

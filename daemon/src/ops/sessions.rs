@@ -4,13 +4,19 @@
 //!
 //! **Architecture Invariant:** a session's pin changes only through its own
 //! `use_workspace`; a switch of the active workspace never moves it.
+//!
+//! **Architecture Invariant:** a live session belongs to the process that registered it: only
+//! that process (by the kernel's pid) may call its tools or register its id again, until its
+//! stream ends; after a daemon restart, until that process has exited
+//! (docs/decisions/0039-a-session-belongs-to-its-process.md).
 
 use std::path::PathBuf;
 
 use crate::error::BerthError;
 use crate::ops::caller::Caller;
 use crate::ops::device::Device;
-use crate::ops::live::Session;
+use crate::ops::live::{Held, Peer, Session};
+use crate::ops::scratch::shim_running;
 use crate::store::NewSession;
 use berth_core::resolve::{Answer, Mode};
 use berth_core::scratch::valid_id;
@@ -38,8 +44,9 @@ pub struct Registration {
     /// Re-registering: whether a result of the session already reached its
     /// client (then the notice was shown, or was not owed).
     pub first_result_sent: bool,
-    /// The shim's process id, when it sent one.
-    pub pid: Option<u32>,
+    /// The registering process, as the kernel names it (the request's own `pid` field is
+    /// not trusted).
+    pub peer: Peer,
 }
 
 /// A fresh session id: 16 random hex digits, from the operating system's
@@ -57,14 +64,35 @@ pub(crate) fn now_secs() -> i64 {
         .unwrap_or_default()
 }
 
+/// The refusal of a request for session `id` that another process holds.
+fn held_elsewhere(id: &str, held: Held, peer: Peer) -> BerthError {
+    let (owner, what) = match held {
+        Held::Live(owner) => (owner, "registered it and holds it open"),
+        Held::Registering(owner) => (owner, "is registering it again"),
+    };
+    BerthError::owned(format!(
+        "session {id:?} belongs to process {}, which {what}; process {} may not register it or call its tools: a live session is used only by its own process, and registered again by another only once it has ended",
+        owner.pid, peer.pid
+    ))
+    .hint("to start a session of your own, register without a session id (as berth-mcp does at start)")
+    .hint("`berth sessions` lists the sessions and the process of each")
+}
+
 impl Device {
     /// Registers a session: resolves its directory in agent mode and pins the
-    /// answer, or re-adopts a session a restarted daemon lost, with its pin.
+    /// answer, or re-adopts a session a restarted daemon lost, with its pin. A
+    /// session id another process holds is refused (see [`Device::check_owner`]).
     pub fn open_session(&self, caller: Caller, reg: Registration) -> Result<Session, BerthError> {
-        let (id, pin, answered, pin_error) = match reg.resume {
+        let peer = reg.peer;
+        let (id, pin, answered, pin_error, claim) = match reg.resume {
             Some((id, pin)) if valid_id(&id) => {
+                let claim = self
+                    .sessions()
+                    .claim(&id, peer)
+                    .map_err(|held| held_elsewhere(&id, held, peer))?;
+                self.check_not_running_elsewhere(&id, peer)?;
                 let pin_error = self.env_pin_error(&caller);
-                (id, pin, reg.first_result_sent, pin_error)
+                (id, pin, reg.first_result_sent, pin_error, Some(claim))
             }
             Some((id, _)) => {
                 return Err(BerthError::invalid(format!(
@@ -83,7 +111,7 @@ impl Device {
                         (self.resolve(&unpinned, "", None, Mode::Agent)?, Some(e))
                     }
                 };
-                (new_id()?, pin, false, pin_error)
+                (new_id()?, pin, false, pin_error, None)
             }
         };
         self.store().upsert_session(&NewSession {
@@ -95,7 +123,7 @@ impl Device {
             workspace: &pin.workspace,
             reason: pin.reason.as_str(),
             project: pin.project.as_deref(),
-            pid: reg.pid,
+            pid: Some(peer.pid),
         })?;
         let session = Session {
             id: id.clone(),
@@ -104,19 +132,50 @@ impl Device {
             pin_error,
             client_session_id: reg.client_session_id,
             answered,
+            owner: peer,
+            registration: self.sessions().next_registration(),
         };
-        tracing::info!(session = %id, workspace = %session.pin.workspace, reason = %session.pin.reason, "session opened");
-        self.sessions().table().insert(id, session.clone());
+        tracing::info!(session = %id, workspace = %session.pin.workspace, reason = %session.pin.reason, pid = peer.pid, "session opened");
+        self.sessions().insert(claim, session.clone());
         Ok(session)
     }
 
-    /// The session's end (its shim went away).
-    pub fn close_session(&self, id: &str) {
-        self.sessions().table().remove(id);
+    /// A session the store still calls open after a daemon restart belongs to the process that
+    /// registered it for as long as that process runs as a shim (the judgement of ADR 0011).
+    fn check_not_running_elsewhere(&self, id: &str, peer: Peer) -> Result<(), BerthError> {
+        match self.store().session_pid(id)? {
+            Some(owner) if owner != peer.pid && shim_running(owner) => Err(BerthError::owned(
+                format!(
+                    "session {id:?} belongs to process {owner}, which registered it and still runs; process {} may not register it again: a session is registered again only by its own process, or by another once that one has exited",
+                    peer.pid
+                ),
+            )
+            .hint("to start a session of your own, register without a session id (as berth-mcp does at start)")
+            .hint("`berth sessions` lists the sessions and the process of each")),
+            _ => Ok(()),
+        }
+    }
+
+    /// The end of registration `registration` of session `id` (its shim went away). A later
+    /// registration of the same id that replaced it goes on.
+    pub fn close_session(&self, id: &str, registration: u64) {
+        if !self.sessions().remove(id, registration) {
+            tracing::debug!(session = id, "a replaced registration's stream ended");
+            return;
+        }
         if let Err(e) = self.store().end_session(id, now_secs()) {
             tracing::warn!(session = id, error = %e, "could not record the session's end");
         }
         tracing::info!(session = id, "session ended");
+    }
+
+    /// The live session `id`, when `peer` is the process it belongs to.
+    pub fn own_session(&self, id: &str, peer: Peer) -> Result<Session, BerthError> {
+        let session = self.session(id)?;
+        if session.owner != peer {
+            return Err(held_elsewhere(id, Held::Live(session.owner), peer));
+        }
+        Ok(session)
     }
 
     /// A live session.
@@ -258,6 +317,7 @@ impl Device {
 mod tests {
     use super::*;
     use crate::store::Store;
+    use berth_proto::codes::Code;
 
     fn device(data: &std::path::Path) -> Device {
         let store = Store::open(&data.join("berth.db")).unwrap();
@@ -301,7 +361,94 @@ mod tests {
             .unwrap();
         assert_eq!(device.session(&s.id).unwrap().id, s.id);
         assert!(device.live_session_ids().contains(&s.id));
-        device.close_session(&s.id);
+        device.close_session(&s.id, s.registration);
         assert!(device.session(&s.id).is_err());
+    }
+
+    fn caller(dir: &std::path::Path) -> Caller {
+        Caller {
+            cwd: dir.to_path_buf(),
+            env_workspace: None,
+            extra_home: None,
+        }
+    }
+
+    /// A re-registration of `s` with another pin, from `pid`.
+    fn again(s: &Session, workspace: &str, pid: u32) -> Registration {
+        let pin = Answer {
+            workspace: workspace.into(),
+            ..s.pin.clone()
+        };
+        Registration {
+            resume: Some((s.id.clone(), pin)),
+            peer: Peer { pid },
+            ..Registration::default()
+        }
+    }
+
+    /// While a session is live, only the process that registered it may register it again or
+    /// call its tools; another is refused and the pin stays. Once it ended, anyone may.
+    #[test]
+    fn a_live_session_belongs_to_the_process_that_registered_it() {
+        let t = tempfile::tempdir().unwrap();
+        let device = device(t.path());
+        let (shim, other) = (Peer { pid: 4242 }, Peer { pid: 4343 });
+        let reg = Registration {
+            peer: shim,
+            ..Registration::default()
+        };
+        let s = device.open_session(caller(t.path()), reg).unwrap();
+        let err = device
+            .open_session(caller(t.path()), again(&s, "elsewhere", other.pid))
+            .unwrap_err();
+        assert_eq!(err.code, Code::SessionOwned, "{err}");
+        for part in [s.id.as_str(), "process 4242", "process 4343"] {
+            assert!(err.message.contains(part), "{part:?} missing from {err}");
+        }
+        assert!(!err.hints.is_empty());
+        assert_eq!(
+            device.session(&s.id).unwrap().pin.workspace,
+            s.pin.workspace
+        );
+        let err = device.own_session(&s.id, other).unwrap_err();
+        assert_eq!(err.code, Code::SessionOwned, "{err}");
+        assert_eq!(device.own_session(&s.id, shim).unwrap().id, s.id);
+
+        // Its own process re-registers it (a dropped connection, a daemon restart).
+        let again_own = device
+            .open_session(caller(t.path()), again(&s, &s.pin.workspace, shim.pid))
+            .unwrap();
+        assert_eq!(again_own.id, s.id);
+        // The replaced registration's stream ending does not end the new one.
+        device.close_session(&s.id, s.registration);
+        assert_eq!(
+            device.own_session(&s.id, shim).unwrap().registration,
+            again_own.registration
+        );
+
+        // Ended, and its process no shim: another process may take the id.
+        device.close_session(&s.id, again_own.registration);
+        let taken = device
+            .open_session(caller(t.path()), again(&s, "elsewhere", other.pid))
+            .unwrap();
+        assert_eq!(taken.pin.workspace, "elsewhere");
+        assert_eq!(taken.owner, other);
+        assert_eq!(device.store().session_pid(&s.id).unwrap(), Some(other.pid));
+    }
+
+    /// Between the check and the insert the store is written; a second process's re-registration
+    /// of the same id meanwhile is refused.
+    #[test]
+    fn a_re_registration_under_way_holds_the_id() {
+        let t = tempfile::tempdir().unwrap();
+        let device = device(t.path());
+        let id = new_id().unwrap();
+        let claim = device.sessions().claim(&id, Peer { pid: 1 }).unwrap();
+        assert_eq!(
+            device.sessions().claim(&id, Peer { pid: 2 }).unwrap_err(),
+            Held::Registering(Peer { pid: 1 })
+        );
+        drop(claim);
+        assert!(device.sessions().claim(&id, Peer { pid: 2 }).is_ok());
     }
 }

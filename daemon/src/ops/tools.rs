@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use crate::error::BerthError;
 use crate::files::{Folder, ToolOutput, move_path};
 use crate::ops::device::Device;
-use crate::ops::live::Session;
+use crate::ops::live::{Peer, Session};
 use berth_core::qualify::{
     Own, Place, QualifyCtx, Target, own_folder, qualify, unknown_first_segment,
 };
@@ -78,16 +78,17 @@ fn typed<T: for<'de> Deserialize<'de>>(out: ToolOutput) -> Result<T, BerthError>
 }
 
 impl Device {
-    /// Runs `tool` for session `id`. A failing tool is a reply with
-    /// `is_error`, never a protocol error, so the model reads why. The
+    /// Runs `tool` for session `id`, which must belong to `peer`. A failing tool is a reply
+    /// with `is_error`, never a protocol error, so the model reads why. The
     /// session's first result starts with the notice, when there is one.
     pub fn call_tool(
         &self,
         id: &str,
+        peer: Peer,
         tool: &str,
         arguments: &str,
     ) -> Result<ToolReply, BerthError> {
-        let session = self.session(id)?;
+        let session = self.own_session(id, peer)?;
         let args: Value = if arguments.trim().is_empty() {
             json!({})
         } else {
@@ -491,6 +492,9 @@ impl Device {
             pin_error: None,
             client_session_id: String::new(),
             answered: true,
+            // A stand-in that is never inserted: no process owns it.
+            owner: Peer::default(),
+            registration: 0,
         };
         let target = self.target(&s, &answer, path)?;
         let (abs, ws) = match &target {
@@ -589,7 +593,8 @@ mod tests {
         // calls after it need nothing from there.
         let linked = session(&d, &base.join("tree/m"), "claude-1");
         assert!(!from_memory(&linked, "device_context", "{}"));
-        d.call_tool(&linked, "device_context", "{}").unwrap();
+        d.call_tool(&linked, Peer::default(), "device_context", "{}")
+            .unwrap();
         assert!(from_memory(&linked, "device_context", "{}"));
     }
 
@@ -600,7 +605,9 @@ mod tests {
         let d = device(&base);
         let id = session(&d, &base.join("tree/m"), "");
         assert!(d.answers_from_memory(&id, "device_context", "{}"));
-        let reply = d.call_tool(&id, "device_context", "{}").unwrap();
+        let reply = d
+            .call_tool(&id, Peer::default(), "device_context", "{}")
+            .unwrap();
         assert!(!reply.is_error, "{}", reply.text);
         let v: Value = serde_json::from_str(&reply.structured_json).unwrap();
         let home = base.join("data").join("workspaces").join("managed");

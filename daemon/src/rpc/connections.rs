@@ -22,6 +22,8 @@ use berth_proto::transport::LocalStream;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
+use crate::ops::live::Peer;
+
 /// The HTTP/2 client preface and the header of the SETTINGS frame that must
 /// follow it: a connection that sent no more has not spoken HTTP/2 yet.
 const HANDSHAKE_BYTES: u64 = 24 + 9;
@@ -171,7 +173,7 @@ impl Table {
     /// evict: one that never finished the HTTP/2 handshake if any (the
     /// oldest of those), else the longest-silent one. Returns the tracked
     /// stream and how many were closed to make room.
-    pub fn admit(self: &Arc<Self>, stream: LocalStream) -> (Tracked, usize) {
+    pub fn admit(self: &Arc<Self>, stream: LocalStream, peer: Peer) -> (Tracked, usize) {
         let (id, slot, evicted) = self.register();
         let closed = Box::pin(slot.close.clone().cancelled_owned());
         let tracked = Tracked {
@@ -181,6 +183,7 @@ impl Table {
             closed,
             id,
             table: self.clone(),
+            peer,
         };
         (tracked, evicted)
     }
@@ -268,6 +271,8 @@ pub struct Tracked {
     closed: Pin<Box<WaitForCancellationFutureOwned>>,
     id: u64,
     table: Arc<Table>,
+    /// The process at the other end, which every request on it comes from.
+    peer: Peer,
 }
 
 impl Tracked {
@@ -352,10 +357,13 @@ impl AsyncWrite for Tracked {
     }
 }
 
+/// Every request on the connection carries its peer (read with `Request::extensions`).
 impl tonic::transport::server::Connected for Tracked {
-    type ConnectInfo = ();
+    type ConnectInfo = Peer;
 
-    fn connect_info(&self) -> Self::ConnectInfo {}
+    fn connect_info(&self) -> Self::ConnectInfo {
+        self.peer
+    }
 }
 
 impl Drop for Tracked {

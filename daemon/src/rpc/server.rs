@@ -15,6 +15,7 @@ use tracing::instrument;
 
 use crate::ops::caller::Caller;
 use crate::ops::device::{Device, STOP_GRACE};
+use crate::ops::live::Peer;
 use crate::ops::workspaces::WorkspaceView;
 use crate::pool::Lane;
 
@@ -196,6 +197,13 @@ fn hook_call(r: &pb::HookRequest) -> crate::ops::hooks::HookCall<'_> {
     }
 }
 
+/// The process the request came from, as the socket's credentials name it (`Tracked`).
+fn peer_of<T>(req: &Request<T>) -> Result<Peer, Status> {
+    req.extensions().get::<Peer>().copied().ok_or_else(|| {
+        Code::Internal.status("the process at the other end of this connection is unknown")
+    })
+}
+
 fn caller_of(c: Option<pb::Caller>) -> Result<Caller, Status> {
     let c = c.unwrap_or_default();
     Ok(Caller::new(&c.cwd, &c.env_workspace, &c.extra_home)?)
@@ -228,6 +236,7 @@ impl pb::berth_server::Berth for Service {
         &self,
         req: Request<pb::OpenSessionRequest>,
     ) -> Result<Response<Self::OpenSessionStream>, Status> {
+        let peer = peer_of(&req)?;
         let r = req.into_inner();
         let caller = caller_of(r.caller)?;
         let resume = match r.pin {
@@ -240,7 +249,8 @@ impl pb::berth_server::Berth for Service {
             client_session_id: r.client_session_id,
             resume,
             first_result_sent: r.first_result_sent,
-            pid: (r.pid != 0).then_some(r.pid),
+            // The request's `pid` is what the client says; the kernel's is what counts.
+            peer,
         };
         let session = self
             .blocking(move |d| d.open_session(caller, registration))
@@ -263,7 +273,7 @@ impl pb::berth_server::Berth for Service {
                     let ended = device
                         .pool()
                         .run(Lane::Requests, move || {
-                            d.close_session(&session.id);
+                            d.close_session(&session.id, session.registration);
                             Ok(())
                         })
                         .await;
@@ -309,6 +319,7 @@ impl pb::berth_server::Berth for Service {
         &self,
         req: Request<pb::CallToolRequest>,
     ) -> Result<Response<pb::CallToolReply>, Status> {
+        let peer = peer_of(&req)?;
         let r = req.into_inner();
         tracing::Span::current().record("tool", r.tool.as_str());
         let from_memory = self.device.pool().is_taking_work()
@@ -317,11 +328,11 @@ impl pb::berth_server::Berth for Service {
                 .answers_from_memory(&r.session_id, &r.tool, &r.arguments_json);
         let reply = if from_memory {
             self.device
-                .call_tool(&r.session_id, &r.tool, &r.arguments_json)?
+                .call_tool(&r.session_id, peer, &r.tool, &r.arguments_json)?
         } else {
             // File tools touch whatever the user's folders hold: their own lane.
             self.in_lane(Lane::Tools, move |d| {
-                d.call_tool(&r.session_id, &r.tool, &r.arguments_json)
+                d.call_tool(&r.session_id, peer, &r.tool, &r.arguments_json)
             })
             .await?
         };

@@ -29,6 +29,7 @@ use interprocess::local_socket::traits::tokio::Listener as _;
 use interprocess::local_socket::{GenericFilePath, ListenerOptions, ToFsName};
 use tokio_stream::Stream;
 
+use crate::ops::live::Peer;
 use crate::rpc::connections::{Table, Tracked};
 use crate::rpc::throttle::Throttle;
 
@@ -248,12 +249,12 @@ fn async_stream(
                     continue;
                 }
             };
-            match peer_is_us(&conn, uid) {
-                Ok(Ok(())) => {}
-                Ok(Err(peer)) => {
+            let peer = match peer_of(&conn, uid) {
+                Ok(Ok(peer)) => peer,
+                Ok(Err(other)) => {
                     if let Some(held) = refused.admit(Instant::now()) {
                         tracing::warn!(
-                            %peer,
+                            peer = %other,
                             ours = ?uid,
                             held_back = held,
                             "refused a connection from another user"
@@ -267,8 +268,8 @@ fn async_stream(
                     }
                     continue;
                 }
-            }
-            let (conn, evicted) = table.admit(conn);
+            };
+            let (conn, evicted) = table.admit(conn, peer);
             if evicted > 0
                 && let Some(held) = full.admit(Instant::now())
             {
@@ -294,23 +295,25 @@ fn async_stream(
     tokio_stream::wrappers::ReceiverStream::new(rx)
 }
 
-/// Whether the connected peer runs as `uid`; `Ok(Err(who))` names the
-/// other user it runs as.
+/// The connected peer's process, when it runs as `uid`; `Ok(Err(who))` names the
+/// other user it runs as. Its pid is what a session it registers belongs to.
 #[cfg(unix)]
-fn peer_is_us(conn: &LocalStream, uid: Uid) -> io::Result<Result<(), String>> {
+fn peer_of(conn: &LocalStream, uid: Uid) -> io::Result<Result<Peer, String>> {
     match conn.peer_uid()? {
-        Some(peer) if peer == uid => Ok(Ok(())),
+        Some(peer) if peer == uid => Ok(Ok(Peer {
+            pid: conn.peer_pid()?,
+        })),
         Some(peer) => Ok(Err(format!("uid {peer}"))),
         None => Err(io::Error::other("the system does not tell the peer's uid")),
     }
 }
 
-/// Whether the pipe client's process runs as this user (its token's SID).
+/// The pipe client's process, when it runs as this user (its token's SID).
 #[cfg(windows)]
-fn peer_is_us(conn: &LocalStream, _: Uid) -> io::Result<Result<(), String>> {
+fn peer_of(conn: &LocalStream, _: Uid) -> io::Result<Result<Peer, String>> {
     let pid = conn.peer_pid()?;
     if berth_proto::verify::runs_as_us(pid)? {
-        Ok(Ok(()))
+        Ok(Ok(Peer { pid }))
     } else {
         Ok(Err(format!("the user of pid {pid}")))
     }

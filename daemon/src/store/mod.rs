@@ -121,7 +121,8 @@ pub struct SessionRecord {
     pub pinned_at: i64,
     /// See `started_at`.
     pub ended_at: Option<i64>,
-    /// The shim's process id, when it sent one.
+    /// The process that registered it (from the socket's credentials; in rows from older
+    /// daemons, the pid the shim sent), when known.
     pub pid: Option<u32>,
 }
 
@@ -144,7 +145,7 @@ pub struct NewSession<'a> {
     pub reason: &'a str,
     /// The session's project, if any.
     pub project: Option<&'a Path>,
-    /// The shim's process id, when it sent one.
+    /// The registering process, from the socket's credentials.
     pub pid: Option<u32>,
 }
 
@@ -427,6 +428,17 @@ impl Store {
             }
             tx.commit()?;
             Ok(())
+        })
+    }
+
+    /// The process that last registered session `id`, if the store knows one.
+    pub fn session_pid(&self, id: &str) -> Result<Option<u32>, StoreError> {
+        self.with(|c| {
+            Ok(
+                c.query_row("SELECT pid FROM sessions WHERE id = ?1", [id], |r| r.get(0))
+                    .optional()?
+                    .flatten(),
+            )
         })
     }
 

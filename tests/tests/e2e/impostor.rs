@@ -4,8 +4,6 @@
 //! receives, and its hook reply asks for a stop command that leaves a mark.
 
 #[cfg(unix)]
-use std::io::{BufRead, BufReader, Write};
-#[cfg(unix)]
 use std::os::unix::fs::PermissionsExt;
 #[cfg(unix)]
 use std::path::Path;
@@ -14,6 +12,8 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+#[cfg(unix)]
+use berth_tests::mcp::McpSession;
 #[cfg(unix)]
 use berth_tests::wait_until;
 use berth_tests::{TestEnv, bin};
@@ -342,91 +342,6 @@ fn a_client_with_a_stripped_environment_reaches_the_same_daemon() {
             !tmp_folder.exists(),
             "the stripped client made {tmp_folder:?}"
         );
-    }
-}
-
-/// An MCP session over a shim's stdio, spoken line by line.
-#[cfg(unix)]
-struct McpSession {
-    child: Child,
-    stdin: Option<std::process::ChildStdin>,
-    lines: std::sync::mpsc::Receiver<String>,
-    next_id: u64,
-}
-
-#[cfg(unix)]
-impl McpSession {
-    /// Starts the shim and completes the `initialize` handshake; returns
-    /// the session and the handshake's answer.
-    fn start(mut cmd: Command) -> (McpSession, String) {
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn berth-mcp");
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut session = McpSession {
-            child,
-            stdin,
-            lines,
-            next_id: 1,
-        };
-        let said = session.request(
-            "initialize",
-            r#"{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}"#,
-        );
-        session.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        (session, said)
-    }
-
-    fn send(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        writeln!(stdin, "{line}").expect("write to berth-mcp");
-    }
-
-    /// Sends a request and returns every line up to and including its answer.
-    fn request(&mut self, method: &str, params: &str) -> String {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#
-        ));
-        let mut said = String::new();
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(Duration::from_secs(30))
-                .expect("berth-mcp answered in time");
-            said.push_str(&line);
-            said.push('\n');
-            let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
-            if v["id"] == id {
-                return said;
-            }
-        }
-    }
-
-    fn call(&mut self, params: &str) -> String {
-        self.request("tools/call", params)
-    }
-}
-
-#[cfg(unix)]
-impl Drop for McpSession {
-    fn drop(&mut self) {
-        drop(self.stdin.take());
-        let _ = self.child.wait();
     }
 }
 
