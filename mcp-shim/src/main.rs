@@ -7,8 +7,11 @@
 
 mod caller;
 mod link;
+mod scan;
 mod server;
+mod stdio;
 mod tool_list;
+mod triage;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -80,7 +80,10 @@ pub async fn serve(caller: pb::Caller, client_session_id: String) -> Result<(), 
     // The connection (and the request for the instructions) goes out before
     // rmcp sets up stdio: the daemon works on it meanwhile.
     tokio::task::yield_now().await;
-    let service = match Shim::new(link).serve(rmcp::transport::stdio_pipes()).await {
+    let service = match Shim::new(link)
+        .serve(crate::stdio::Stdio::new(rmcp::transport::stdio_pipes()))
+        .await
+    {
         Ok(service) => service,
         // A client that goes away before it says anything (a cancelled
         // start, a probe of the command) has nothing for us to serve.

@@ -80,6 +80,9 @@ mod escapes;
 // Hostile input through every entry point: clear errors, no hangs, nothing outside touched.
 #[path = "e2e/hostile.rs"]
 mod hostile;
+// Malformed MCP input on berth-mcp's stdin: one JSON-RPC error each, bounded lines, no hang.
+#[path = "e2e/mcp_input.rs"]
+mod mcp_input;
 // Log files only their user may read.
 #[path = "e2e/logs.rs"]
 mod logs;
