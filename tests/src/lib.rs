@@ -329,9 +329,15 @@ impl TestEnv {
     }
 
     /// Runs `cmd` to completion (at most 60 s) and captures its output.
-    pub fn run(&self, mut cmd: Command) -> Run {
+    pub fn run(&self, cmd: Command) -> Run {
+        self.run_within(cmd, Duration::from_secs(60))
+    }
+
+    /// Runs `cmd` to completion and captures its output; the test fails (and `cmd` is killed)
+    /// when it has not finished within `timeout`, so a command that hangs cannot wedge it.
+    pub fn run_within(&self, mut cmd: Command, timeout: Duration) -> Run {
         let started = Instant::now();
-        let output = wait_with_deadline(&mut cmd, Duration::from_secs(60));
+        let output = wait_with_deadline(&mut cmd, timeout);
         Run {
             description: describe(&cmd),
             root: self.root.clone(),

@@ -138,3 +138,6 @@ mod install_exec;
 // How the hot-path clients are built and start: static on Linux with glibc.
 #[path = "e2e/startup.rs"]
 mod startup;
+// Client configs with links a repository planted, or FIFOs: refused at once, nothing outside touched.
+#[path = "e2e/client_configs.rs"]
+mod client_configs;

@@ -150,7 +150,7 @@ pub fn run(
 /// wrapper: the user registered it, and it is theirs. A file that cannot be
 /// read or parsed is left for the plan to report.
 fn refuse_the_users_entry(spec: &FileSpec, name: &str, action: Action) -> Result<(), CliError> {
-    let Ok(Some(text)) = files::read(&spec.path) else {
+    let Ok(Some(text)) = files::read(spec) else {
         return Ok(());
     };
     let theirs = match &spec.edit {

@@ -129,7 +129,7 @@ pub struct EntryEnv {
 
 /// Reads berth's server entry's environment from `spec`'s file.
 pub fn entry_env(spec: &FileSpec) -> Result<EntryEnv, String> {
-    let text = files::read(&spec.path)?.unwrap_or_default();
+    let text = files::read(spec)?.unwrap_or_default();
     let refuse = |why: String| format!("{}: {why}", spec.path.display());
     let mut out = EntryEnv::default();
     match &spec.edit {
@@ -218,13 +218,13 @@ pub fn codex_hook_trust(loc: &Locations, programs: &Programs) -> Result<HookTrus
     let (Some(config), Some(hooks)) = (specs.first(), specs.get(1)) else {
         return Ok(HookTrust::NotRegistered);
     };
-    let hooks_doc = json::parse(&files::read(&hooks.path)?.unwrap_or_default())
+    let hooks_doc = json::parse(&files::read(hooks)?.unwrap_or_default())
         .map_err(|why| format!("{}: {why}", hooks.path.display()))?;
     let ours = berth_hook_positions(&hooks_doc);
     if ours.is_empty() {
         return Ok(HookTrust::NotRegistered);
     }
-    let config_doc = toml::parse(&files::read(&config.path)?.unwrap_or_default())
+    let config_doc = toml::parse(&files::read(config)?.unwrap_or_default())
         .map_err(|why| format!("{}: {why}", config.path.display()))?;
     let mut approved: Vec<(PathBuf, String, usize, usize)> = Vec::new();
     let state = config_doc

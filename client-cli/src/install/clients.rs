@@ -47,6 +47,9 @@ pub struct FileSpec {
     /// file (VS Code runs Claude Code's hooks): uninstalling one keeps them
     /// while the other is still registered.
     pub shared_with: Option<Client>,
+    /// The project folder, for a project's file: it is reached beneath it,
+    /// through no link (`None`: a user's file, reached by its path).
+    pub within: Option<PathBuf>,
 }
 
 /// Why a client cannot be registered as asked.
@@ -81,6 +84,7 @@ pub fn files(
         path,
         edit,
         shared_with: None,
+        within: None,
     };
     // Claude Code's hooks, which VS Code runs too: no `--client`, so the
     // payload's shape tells berth-hook which of the two is calling.
@@ -101,8 +105,9 @@ pub fn files(
             },
         ])),
         shared_with: Some(shared_with),
+        within: None,
     };
-    Ok(match client {
+    let specs = match client {
         Client::ClaudeCode => vec![mcp, claude_hooks(Client::Vscode)],
         Client::Codex => {
             let dir = codex_dir(scope, loc);
@@ -175,7 +180,19 @@ pub fn files(
                 ),
             ]
         }
-    })
+    };
+    Ok(confined(specs, scope, loc))
+}
+
+/// `specs` as `scope` reaches them: a project's files beneath the project
+/// folder.
+fn confined(mut specs: Vec<FileSpec>, scope: Scope, loc: &Locations) -> Vec<FileSpec> {
+    if scope == Scope::Project {
+        for spec in &mut specs {
+            spec.within = Some(loc.cwd.clone());
+        }
+    }
+    specs
 }
 
 /// The one file of a wrapped server's registration: `berth exec [--cwd
@@ -196,7 +213,8 @@ pub fn exec_files(
     args.push("--".into());
     args.extend(command.iter().cloned());
     let berth = berth.to_string_lossy().into_owned();
-    Ok(vec![mcp_spec(client, scope, loc, name, berth, args)?])
+    let specs = vec![mcp_spec(client, scope, loc, name, berth, args)?];
+    Ok(confined(specs, scope, loc))
 }
 
 /// VS Code's and Cursor's variable for the folder a session works in.
@@ -255,6 +273,7 @@ fn mcp_spec(
             },
         }),
         shared_with: None,
+        within: None,
     };
     Ok(match client {
         Client::ClaudeCode => json(
@@ -276,6 +295,7 @@ fn mcp_spec(
                 env_vars: CODEX_FORWARDED_ENV.iter().map(|s| s.to_string()).collect(),
             }),
             shared_with: None,
+            within: None,
         },
         Client::Vscode => json(
             if user {

@@ -1,11 +1,13 @@
 //! Reading, changing, backing up and writing one config file. Every file of
 //! a registration is planned (read, parsed, changed in memory) before any is
 //! written, so a malformed file refuses the whole command and nothing is
-//! touched.
+//! touched. Every file is reached through its [`Place`]: a project's beneath
+//! the project folder, following no link.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::clients::{Edit, FileSpec};
+use super::place::{Place, Unusable};
 use super::{json, toml};
 
 /// Install or uninstall.
@@ -36,8 +38,12 @@ pub enum Backup {
 /// One file's planned change.
 #[derive(Debug)]
 pub struct Planned {
-    /// The file (a symlink's target, when the path is a link).
+    /// The file (in the user's scope, a symlink's target when the path is a link).
     pub path: PathBuf,
+    /// Where it is written.
+    place: Place,
+    /// Where its backup is.
+    backup_place: Place,
     /// Its content now (`None`: it does not exist).
     pub old: Option<String>,
     /// Its content after (`None`: deleted).
@@ -96,95 +102,91 @@ impl Planned {
     pub fn write(&self) -> Result<Option<PathBuf>, String> {
         let path = &self.path;
         if let (Backup::Save(b), Some(old), true) = (&self.backup, &self.old, self.changed()) {
-            save_backup(b, old)
+            // Never replaces a backup (created exclusively): a later write by berth cannot
+            // overwrite the pre-install content.
+            self.backup_place
+                .create_new(old)
                 .map_err(|e| format!("backing up {} to {}: {e}", path.display(), b.display()))?;
         }
         if self.changed() {
             match &self.new {
-                Some(text) => write_atomic(path, text)
-                    .map_err(|e| format!("writing {}: {e}", path.display()))?,
-                None => std::fs::remove_file(path)
-                    .map_err(|e| format!("removing {}: {e}", path.display()))?,
+                Some(text) => self.place.write(text)?,
+                None => self.place.remove()?,
             }
         }
         match &self.backup {
             Backup::None => Ok(None),
             Backup::Save(b) => Ok(self.changed().then(|| b.clone())),
             Backup::Keep(b) => Ok(Some(b.clone())),
-            Backup::Restore(b) => {
-                match std::fs::remove_file(b) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(format!("removing {}: {e}", b.display())),
-                }
+            Backup::Restore(_) => {
+                self.backup_place.remove()?;
                 Ok(None)
             }
         }
     }
 }
 
-/// Writes a first backup; never replaces one that exists, so a later write
-/// by berth cannot overwrite the pre-install content.
-fn save_backup(path: &Path, text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-    {
-        Ok(mut f) => f.write_all(text.as_bytes()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(e),
+/// The suffix of a file's backup, `<file>.berth-backup`: the file as it was before berth's
+/// first change.
+const BACKUP_SUFFIX: &str = ".berth-backup";
+
+/// Where `spec`'s file is reached: beneath the project folder in the project's scope, by its
+/// path (a link followed) in the user's.
+pub fn place(spec: &FileSpec) -> Result<Place, String> {
+    match &spec.within {
+        Some(project) => Place::beneath(project, &spec.path),
+        None => Ok(Place::user(&spec.path)),
     }
 }
 
-/// `<file>.berth-backup`: the file as it was before berth's last change.
-pub fn backup_path(path: &Path) -> PathBuf {
-    let mut s = path.as_os_str().to_os_string();
-    s.push(".berth-backup");
-    PathBuf::from(s)
-}
-
-/// Reads a file: `None` when it does not exist.
-pub fn read(path: &Path) -> Result<Option<String>, String> {
-    match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes)
+/// Reads a file as text: `None` when it does not exist.
+fn read_text(place: &Place) -> Result<Option<String>, String> {
+    match place.read().map_err(Unusable::message)? {
+        Some(bytes) => String::from_utf8(bytes)
             .map(Some)
-            .map_err(|_| format!("{} is not UTF-8 text", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("reading {}: {e}", path.display())),
+            .map_err(|_| format!("{} is not UTF-8 text", place.path().display())),
+        None => Ok(None),
     }
+}
+
+/// Reads `spec`'s file: `None` when it does not exist.
+pub fn read(spec: &FileSpec) -> Result<Option<String>, String> {
+    read_text(&place(spec)?)
 }
 
 /// Plans the change `action` makes to `spec`'s file. `keep` leaves the file
 /// as it is on uninstall (entries another registered client still uses).
 /// An error means the file is malformed or unreadable, and names it.
 pub fn plan(spec: &FileSpec, action: Action, keep: bool) -> Result<Planned, String> {
-    // Edit a dotfile manager's symlink through to its target.
-    let path = match std::fs::symlink_metadata(&spec.path) {
-        Ok(m) if m.file_type().is_symlink() => {
-            std::fs::canonicalize(&spec.path).unwrap_or_else(|_| spec.path.clone())
-        }
-        _ => spec.path.clone(),
-    };
-    let old = read(&path)?;
+    let place = place(spec)?;
+    let path = place.path().to_path_buf();
+    let old = read_text(&place)?;
     let refuse = |why: String| format!("{}: {why}", path.display());
     let text = old.as_deref().unwrap_or("");
+    let backup_place = place.with_suffix(BACKUP_SUFFIX);
     if keep && action == Action::Uninstall {
         // Still parse it: a malformed file is reported the same either way.
         check(&spec.edit, text).map_err(refuse)?;
         return Ok(Planned {
             path,
+            place,
+            backup_place,
             new: old.clone(),
             old,
             backup: Backup::None,
         });
     }
-    let backup_file = backup_path(&path);
-    let backup = read(&backup_file).ok().flatten();
+    let backup_file = backup_place.path().to_path_buf();
+    // A backup that cannot be read as text is no original to give back; one that is a link
+    // inside a project, or no regular file, refuses the command.
+    let backup = match backup_place.read() {
+        Ok(bytes) => bytes.and_then(|b| String::from_utf8(b).ok()),
+        Err(Unusable::Refused(why)) => return Err(why),
+        Err(Unusable::Failed(_)) => None,
+    };
     // A backup, even one that cannot be read, says the file existed before
     // berth's install: such a file is never deleted.
-    let existed = std::fs::symlink_metadata(&backup_file).is_ok();
+    let existed = backup_place.exists();
     // Whether other servers of berth's stay in the file after this change
     // (berth's own, or ones `berth exec` wraps): the backup serves them too.
     let others_left;
@@ -270,6 +272,8 @@ pub fn plan(spec: &FileSpec, action: Action, keep: bool) -> Result<Planned, Stri
     };
     Ok(Planned {
         path,
+        place,
+        backup_place,
         old,
         new,
         backup,
@@ -296,7 +300,7 @@ fn json_skeleton(edit: &json::JsonEdit) -> serde_json::Map<String, serde_json::V
 /// rule). A file that cannot be read or parsed counts as holding it: keeping
 /// hooks is the safe side.
 pub fn has_server(spec: &FileSpec) -> bool {
-    let Ok(text) = read(&spec.path) else {
+    let Ok(text) = read(spec) else {
         return true;
     };
     let text = text.unwrap_or_default();
@@ -317,13 +321,4 @@ pub fn has_server(spec: &FileSpec) -> bool {
         },
         Edit::Json(_) => false,
     }
-}
-
-/// Writes `text` to `path` atomically (`berth_proto::atomic`: synced, no
-/// link followed, the old file's mode kept), creating missing parent folders.
-fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
-    berth_proto::atomic::write_atomic(path, text.as_bytes())
 }

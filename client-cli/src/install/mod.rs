@@ -3,14 +3,16 @@
 //! anything else (docs/decisions/0008-registering-clients.md).
 //!
 //! `clients` says, per client, which files and entries; `json` and `toml`
-//! edit one document each (pure: text in, text out); `files` reads, backs up
-//! and writes. Where the files live comes from [`Locations`], built from the
+//! edit one document each (pure: text in, text out); `files` plans, backs up
+//! and writes, reaching each file through its `place` (a project's beneath
+//! the project folder, through no link). Where the files live comes from [`Locations`], built from the
 //! process environment at one place so tests can point it into a temp dir.
 
 pub mod audit;
 pub mod clients;
 pub mod files;
 pub mod json;
+pub mod place;
 pub mod toml;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,337 @@
+//! Where one config file is read and written, and how it is reached
+//! (docs/decisions/0037-project-configs-stay-inside-the-project.md).
+//!
+//! A user's file is reached by its path, and a link there is followed: a dotfile manager's
+//! links are the user's own. A project's file is reached beneath a handle on the project
+//! folder, one name at a time, following no link on any component and never leaving the
+//! folder: a repository may have planted links to the user's own files. Either way a file is
+//! opened without waiting (a FIFO cannot hold the command) and used only when the opened
+//! handle is a regular file.
+
+use std::ffi::{OsStr, OsString};
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use berth_proto::careful_open::{self, is_link_refusal};
+use berth_proto::codes::Code;
+use cap_std::fs::Dir;
+
+/// Why a file cannot be read.
+#[derive(Debug)]
+pub enum Unusable {
+    /// Never used: a link in a project's config path, or not a regular file. The message names
+    /// it and says why.
+    Refused(String),
+    /// Reading failed (permissions, I/O); the message names the file.
+    Failed(String),
+}
+
+impl Unusable {
+    /// The message.
+    pub fn message(self) -> String {
+        match self {
+            Unusable::Refused(m) | Unusable::Failed(m) => m,
+        }
+    }
+}
+
+/// One config file's place.
+#[derive(Debug)]
+pub struct Place {
+    /// The file, as shown and as reached by path.
+    path: PathBuf,
+    how: How,
+}
+
+#[derive(Debug)]
+enum How {
+    /// By its path, links followed.
+    Path,
+    /// Beneath the project folder.
+    Beneath(Beneath),
+}
+
+/// The project folder's path, a handle on it, and the names from it down to the file (at
+/// least one).
+#[derive(Debug)]
+struct Beneath {
+    project: PathBuf,
+    root: Arc<Dir>,
+    names: Vec<OsString>,
+}
+
+impl Place {
+    /// A user's file at `path`. A link there is edited at its target, as the user made it.
+    pub fn user(path: &Path) -> Place {
+        let path = match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => {
+                std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+            }
+            _ => path.to_path_buf(),
+        };
+        Place {
+            path,
+            how: How::Path,
+        }
+    }
+
+    /// The file at `path` inside the folder `project`, reached beneath it.
+    pub fn beneath(project: &Path, path: &Path) -> Result<Place, String> {
+        let names: Vec<OsString> = path
+            .strip_prefix(project)
+            .ok()
+            .and_then(|rel| {
+                rel.components()
+                    .map(|c| match c {
+                        Component::Normal(n) => Some(n.to_os_string()),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<_>>>()
+            })
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| {
+                format!(
+                    "{} is not a file inside the project {}",
+                    path.display(),
+                    project.display()
+                )
+            })?;
+        let root = Dir::open_ambient_dir(project, cap_std::ambient_authority())
+            .map_err(|e| format!("opening the project folder {}: {e}", project.display()))?;
+        Ok(Place {
+            path: path.to_path_buf(),
+            how: How::Beneath(Beneath {
+                project: project.to_path_buf(),
+                root: Arc::new(root),
+                names,
+            }),
+        })
+    }
+
+    /// The file itself.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file named as this one with `suffix` added, in the same folder, reached the same way.
+    pub fn with_suffix(&self, suffix: &str) -> Place {
+        let mut path = self.path.as_os_str().to_os_string();
+        path.push(suffix);
+        let how = match &self.how {
+            How::Path => How::Path,
+            How::Beneath(b) => {
+                let mut names = b.names.clone();
+                if let Some(last) = names.last_mut() {
+                    last.push(suffix);
+                }
+                How::Beneath(Beneath {
+                    project: b.project.clone(),
+                    root: Arc::clone(&b.root),
+                    names,
+                })
+            }
+        };
+        Place {
+            path: PathBuf::from(path),
+            how,
+        }
+    }
+
+    /// The file's bytes; `None` when it does not exist.
+    pub fn read(&self) -> Result<Option<Vec<u8>>, Unusable> {
+        let failed =
+            |e: std::io::Error| Unusable::Failed(format!("reading {}: {e}", self.path.display()));
+        let opened = match &self.how {
+            How::Path => careful_open::open_read_following(&self.path),
+            How::Beneath(b) => {
+                let Some((dir, name)) = b.folder(false)? else {
+                    return Ok(None);
+                };
+                match careful_open::open_read_in(&dir, name) {
+                    Err(e) if is_link_refusal(&e) => return Err(b.link(&dir, name, &self.path)),
+                    // Windows opens the link itself: its handle says what it is.
+                    Ok(f) if f.metadata().is_ok_and(|m| m.file_type().is_symlink()) => {
+                        return Err(b.link(&dir, name, &self.path));
+                    }
+                    r => r,
+                }
+            }
+        };
+        let file = match opened {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(failed(e)),
+        };
+        let meta = file.metadata().map_err(failed)?;
+        if !meta.is_file() {
+            return Err(Unusable::Refused(format!(
+                "{} is {}, not a regular file ({}): berth reads a client's configuration only from a regular file",
+                self.path.display(),
+                kind(&meta),
+                Code::NotRegularFile.as_str()
+            )));
+        }
+        let mut bytes = Vec::new();
+        (&file).read_to_end(&mut bytes).map_err(failed)?;
+        Ok(Some(bytes))
+    }
+
+    /// Whether something (a file, a link, anything) is at the file's name.
+    pub fn exists(&self) -> bool {
+        match &self.how {
+            How::Path => std::fs::symlink_metadata(&self.path).is_ok(),
+            How::Beneath(b) => matches!(
+                b.folder(false),
+                Ok(Some((dir, name))) if dir.symlink_metadata(name).is_ok()
+            ),
+        }
+    }
+
+    /// Replaces the file with `text` atomically (`berth_proto::atomic`), creating missing
+    /// folders (beneath the project: one at a time, none through a link).
+    pub fn write(&self, text: &str) -> Result<(), String> {
+        let failed = |e: std::io::Error| format!("writing {}: {e}", self.path.display());
+        match &self.how {
+            How::Path => {
+                if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir).map_err(failed)?;
+                }
+                berth_proto::atomic::write_atomic(&self.path, text.as_bytes()).map_err(failed)
+            }
+            How::Beneath(b) => match b.folder(true).map_err(Unusable::message)? {
+                Some((dir, name)) => {
+                    berth_proto::atomic::replace(&dir, name, text.as_bytes()).map_err(failed)
+                }
+                None => Err(failed(std::io::ErrorKind::NotFound.into())),
+            },
+        }
+    }
+
+    /// Creates the file with `text`, never replacing anything already at its name (a file, or
+    /// a link, which is not followed). `Ok(false)` when something was there.
+    pub fn create_new(&self, text: &str) -> std::io::Result<bool> {
+        use std::io::Write;
+        let created = match &self.how {
+            How::Path => std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&self.path),
+            How::Beneath(b) => {
+                let (dir, name) = b
+                    .folder(false)
+                    .map_err(|e| std::io::Error::other(e.message()))?
+                    .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+                let mut options = cap_std::fs::OpenOptions::new();
+                options.write(true).create_new(true);
+                dir.open_with(name, &options)
+                    .map(cap_std::fs::File::into_std)
+            }
+        };
+        match created {
+            Ok(mut f) => f.write_all(text.as_bytes()).map(|()| true),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Removes the file (a link there: the link). Missing is not an error.
+    pub fn remove(&self) -> Result<(), String> {
+        let r = match &self.how {
+            How::Path => std::fs::remove_file(&self.path),
+            How::Beneath(b) => match b.folder(false).map_err(Unusable::message)? {
+                Some((dir, name)) => dir.remove_file(name),
+                None => Ok(()),
+            },
+        };
+        match r {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(format!("removing {}: {e}", self.path.display()))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Beneath {
+    /// The folder holding the file, opened from the project's handle one name at a time with
+    /// no link followed, and the file's name. `None` when a folder is missing and `make` is
+    /// false; with `make`, missing folders are created.
+    fn folder(&self, make: bool) -> Result<Option<(Dir, &OsStr)>, Unusable> {
+        let Some((name, parents)) = self.names.split_last() else {
+            return Err(Unusable::Failed(format!(
+                "no file named inside {}",
+                self.project.display()
+            )));
+        };
+        let mut at = self.root.try_clone().map_err(|e| {
+            Unusable::Failed(format!(
+                "opening the project folder {}: {e}",
+                self.project.display()
+            ))
+        })?;
+        let mut shown = self.project.clone();
+        for part in parents {
+            shown.push(part);
+            let failed = |e: std::io::Error| {
+                Unusable::Failed(format!("opening the folder {}: {e}", shown.display()))
+            };
+            let opened = match careful_open::open_dir_in(&at, part) {
+                Err(e) if make && e.kind() == std::io::ErrorKind::NotFound => {
+                    match at.create_dir(part) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                        Err(e) => return Err(failed(e)),
+                    }
+                    careful_open::open_dir_in(&at, part)
+                }
+                r => r,
+            };
+            at = match opened {
+                Ok(d) => d,
+                Err(e) if is_link_refusal(&e) => return Err(self.link(&at, part, &shown)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(failed(e)),
+            };
+        }
+        Ok(Some((at, name.as_os_str())))
+    }
+
+    /// The refusal of a link at `name` in `dir` (shown as `shown`), naming where it points.
+    fn link(&self, dir: &Dir, name: &OsStr, shown: &Path) -> Unusable {
+        let target = dir
+            .read_link_contents(name)
+            .map(|t| t.display().to_string())
+            .unwrap_or_else(|_| "somewhere".into());
+        Unusable::Refused(format!(
+            "{} is a link to {target}; inside the project {} berth follows no link, and reads and writes a project's configuration only in a file of its own there",
+            shown.display(),
+            self.project.display()
+        ))
+    }
+}
+
+/// What a file that is not a regular file is, in words.
+fn kind(meta: &std::fs::Metadata) -> &'static str {
+    let t = meta.file_type();
+    if t.is_dir() {
+        return "a folder";
+    }
+    if t.is_symlink() {
+        return "a link";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+    }
+    "a special file"
+}
