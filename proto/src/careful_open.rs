@@ -176,6 +176,29 @@ mod tests {
         );
     }
 
+    /// Beneath a folder handle, on every platform: a plain folder and file open by one name
+    /// each, and a name of more than one component is refused before anything is opened.
+    #[test]
+    fn beneath_a_handle_a_plain_folder_and_file_open_by_one_name() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("sub")).unwrap();
+        std::fs::write(t.path().join("sub").join("f"), "x").unwrap();
+        let dir = Dir::open_ambient_dir(t.path(), cap_std::ambient_authority()).unwrap();
+        let sub = open_dir_in(&dir, OsStr::new("sub")).unwrap();
+        let f = open_read_in(&sub, OsStr::new("f")).unwrap();
+        assert!(f.metadata().unwrap().is_file());
+        assert_eq!(io::read_to_string(f).unwrap(), "x");
+        assert!(
+            open_dir_in(&sub, OsStr::new("f")).is_err(),
+            "a file is no folder"
+        );
+        let two = Path::new("sub").join("f");
+        for name in [two.as_os_str(), OsStr::new(".."), OsStr::new(".")] {
+            let e = open_read_in(&dir, name).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{name:?}");
+        }
+    }
+
     /// Beneath a folder handle: a plain folder and file open; a link at either name is refused
     /// (one to a folder inside too); a FIFO does not wait; a name with more than one component
     /// is refused before anything is opened.
