@@ -13,6 +13,8 @@ use std::time::Duration;
 
 use berth_tests::{Run, TestEnv, bin};
 
+use crate::impostor::mcp_calls;
+
 const NOBODY: u32 = 65534;
 
 fn chmod(path: &Path, mode: u32) {
@@ -98,6 +100,15 @@ fn everyone_refuses(env: &TestEnv, expect: &[&str]) {
             }
         }
     }
+    let mcp = mcp_calls(
+        env.command(bin("berth-mcp")),
+        &[r#"{"name":"write","arguments":{"path":"secret.txt","content":"the user's secret"}}"#],
+    );
+    assert!(
+        mcp.contains("berth started no daemon and read nothing of its data")
+            && mcp.contains(&expect[0].replace('"', "\\\"")),
+        "berth-mcp must quote the refusal:\n{mcp}"
+    );
     assert!(
         env.daemon_pids().is_empty(),
         "a daemon was started on the folder"

@@ -348,7 +348,7 @@ fn a_client_with_a_stripped_environment_reaches_the_same_daemon() {
 /// Runs one MCP session: initialize, then each `tools/call` in turn; returns
 /// everything the shim printed.
 #[cfg(unix)]
-fn mcp_calls(cmd: Command, calls: &[&str]) -> String {
+pub(crate) fn mcp_calls(cmd: Command, calls: &[&str]) -> String {
     let (mut session, mut said) = McpSession::start(cmd);
     for params in calls {
         said.push_str(&session.call(params));
