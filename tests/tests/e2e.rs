@@ -129,3 +129,6 @@ mod install_exec;
 // How the hot-path clients are built and start: static on Linux with glibc.
 #[path = "e2e/startup.rs"]
 mod startup;
+// Another user's `/tmp/berth-<uid>` made first: the daemon listens in a folder of its own.
+#[path = "e2e/lockout.rs"]
+mod lockout;
