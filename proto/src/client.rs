@@ -124,6 +124,17 @@ pub enum ClientError {
         /// How long we waited.
         secs: u64,
     },
+    /// `berthd` was started to listen in a folder of its own, but its record
+    /// never named a socket that answers.
+    #[error(
+        "berthd did not say where it listens in {record:?} within {secs} s; see its log in the berth state folder"
+    )]
+    NoRecord {
+        /// The data folder's record.
+        record: PathBuf,
+        /// How long we waited.
+        secs: u64,
+    },
     /// A daemon holds the lock but does not answer in time.
     #[error(
         "berthd{pid} at {socket:?} accepted the connection but did not answer within {secs} s; stop it with `berth daemon stop --force`"
@@ -198,13 +209,20 @@ impl Connection {
             return Connection::over(stream, at, env.clone()).await;
         }
         // A folder of another user is refused here, before anything is
-        // started in it.
+        // started in it or connected to.
         let (stream, at) = match verify::dial(&socket, env.uid).await {
             Ok(s) => (s, socket),
             Err(DialError::Absent(_)) => {
                 start_and_dial(&socket, data_dir.as_deref(), env.uid).await?
             }
-            Err(e) => return Err(dial_failed(&socket, e)),
+            // A derived one: the daemon listens in a folder of its own.
+            Err(DialError::Untrusted(u)) => {
+                match in_own_folder(env, &socket, data_dir.as_deref()).await {
+                    Some(found) => found?,
+                    None => return Err(named_by_user(env, ClientError::Untrusted(u))),
+                }
+            }
+            Err(e) => return Err(named_by_user(env, dial_failed(&socket, e))),
         };
         Connection::over(stream, at, env.clone()).await
     }
@@ -220,7 +238,9 @@ impl Connection {
         match verify::dial(&socket, env.uid).await {
             Ok(s) => Connection::over(s, socket, env.clone()).await.map(Some),
             Err(DialError::Absent(_)) => Ok(None),
-            Err(e) => Err(dial_failed(&socket, e)),
+            // No daemon of ours listens in another user's folder.
+            Err(DialError::Untrusted(_)) if refused(env, &socket).is_some() => Ok(None),
+            Err(e) => Err(named_by_user(env, dial_failed(&socket, e))),
         }
     }
 
@@ -405,6 +425,83 @@ fn dial_failed(socket: &Path, e: DialError) -> ClientError {
     }
 }
 
+/// A refusal of the socket `BERTH_SOCKET` names says so: the user chose
+/// it, so berth looks for no other.
+fn named_by_user(env: &EnvCtx, e: ClientError) -> ClientError {
+    match e {
+        ClientError::Untrusted(mut u) if env.berth_socket.is_some() => {
+            u.next = format!(
+                "BERTH_SOCKET names this socket, so berth uses no other. {}",
+                u.next
+            );
+            ClientError::Untrusted(u)
+        }
+        e => e,
+    }
+}
+
+/// Why the socket this environment derives is not used: its folder is
+/// another user's, a link, or writable by others (`verify::check_folder`).
+/// `None` when it is fine, does not exist yet, or `BERTH_SOCKET` names the
+/// socket (the user's choice is refused, never replaced). The daemon then
+/// listens in a folder of its own, found through the data folder's record.
+#[cfg(unix)]
+pub fn refused_derived_socket(env: &EnvCtx) -> Option<Untrusted> {
+    refused(env, &paths::socket_path(env).ok()?)
+}
+
+/// [`refused_derived_socket`] of `socket`, which `env` derives.
+#[cfg(unix)]
+fn refused(env: &EnvCtx, socket: &Path) -> Option<Untrusted> {
+    if env.berth_socket.is_some() {
+        return None;
+    }
+    verify::check_folder(socket, env.uid).err()
+}
+
+/// A pipe has no folder to refuse (ADR 0042).
+#[cfg(windows)]
+fn refused(_: &EnvCtx, _: &Path) -> Option<Untrusted> {
+    None
+}
+
+/// The daemon in a folder of its own, started if need be, when the derived
+/// `socket`'s folder is refused; `None` when it is not.
+async fn in_own_folder(
+    env: &EnvCtx,
+    socket: &Path,
+    data_dir: Option<&Path>,
+) -> Option<Result<(LocalStream, PathBuf), ClientError>> {
+    let refused = refused(env, socket)?;
+    #[cfg(unix)]
+    {
+        // Without a data folder there is no record to find it by.
+        let data_dir = data_dir?;
+        tracing::debug!("{refused}; starting berthd in a folder of its own");
+        Some(start_in_own_folder(socket, data_dir, env.uid).await)
+    }
+    #[cfg(windows)]
+    {
+        let _ = (refused, data_dir);
+        None
+    }
+}
+
+/// Where to look for the lock and pid of this data folder's daemon: the
+/// derived socket, or, when its folder is refused, the socket the record
+/// names once its folder passes the checks (the refused folder is never
+/// looked into: a FIFO there would hang whoever opens it). `None`: nowhere.
+pub fn lock_socket(env: &EnvCtx) -> Option<PathBuf> {
+    #[cfg(unix)]
+    if refused_derived_socket(env).is_some() {
+        let rec = record::read(&paths::data_dir(env).ok()?)?;
+        return verify::check_folder(&rec.socket, env.uid)
+            .is_ok_and(|exists| exists)
+            .then_some(rec.socket);
+    }
+    paths::socket_path(env).ok()
+}
+
 fn wedged(socket: &Path) -> ClientError {
     ClientError::Wedged {
         socket: socket.to_path_buf(),
@@ -507,6 +604,84 @@ async fn start_and_dial(
 
 /// How many daemons one client starts before it gives up.
 const MAX_SPAWNS: usize = 3;
+
+/// Starts the daemon when the derived socket's folder is refused: it
+/// listens in a folder of its own and says where in the data folder's
+/// record, written before it says `ready`. Whatever it says (`ready`, or
+/// `busy`: another daemon of this data folder won the race), the record is
+/// where to look; nothing is dialled in the refused folder.
+#[cfg(unix)]
+async fn start_in_own_folder(
+    derived: &Path,
+    data_dir: &Path,
+    uid: paths::Uid,
+) -> Result<(LocalStream, PathBuf), ClientError> {
+    let exe =
+        spawn::find_daemon(std::env::var_os("BERTH_DAEMON")).ok_or(ClientError::DaemonNotFound)?;
+    let deadline = Instant::now() + START_TIMEOUT;
+    for _ in 0..MAX_SPAWNS {
+        if let Readiness::Failed(why) = spawn_blocking_detached(&exe).await? {
+            return Err(ClientError::DaemonFailed(why));
+        }
+        if let Some(found) = wait_for_record(data_dir, derived, uid, deadline).await? {
+            return Ok(found);
+        }
+    }
+    Err(no_record(data_dir))
+}
+
+/// Reads the record with growing pauses until it names a socket that
+/// answers (`Some`), or the data folder's lock holder is gone with none
+/// named (`None`: start one). The holder is known by the pid in its lock
+/// file, read without touching the lock (ADR 0013: a probe could make a
+/// starting daemon believe it lost the race).
+#[cfg(unix)]
+async fn wait_for_record(
+    data_dir: &Path,
+    derived: &Path,
+    uid: paths::Uid,
+    deadline: Instant,
+) -> Result<Option<(LocalStream, PathBuf)>, ClientError> {
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if let Some(found) = via_record(Some(data_dir), derived, uid).await {
+            return Ok(Some(found));
+        }
+        if !data_folder_holder_runs(data_dir) {
+            // It may have written its record just before it went.
+            return Ok(via_record(Some(data_dir), derived, uid).await);
+        }
+        if Instant::now() >= deadline {
+            return Err(no_record(data_dir));
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+}
+
+/// Whether the process whose pid the data folder's lock file holds runs.
+/// An empty file (a holder that let go) or no file: nobody.
+#[cfg(unix)]
+fn data_folder_holder_runs(data_dir: &Path) -> bool {
+    let pid = std::fs::read_to_string(paths::data_lock_path(data_dir))
+        .ok()
+        .and_then(|s| s.trim().parse::<libc::pid_t>().ok());
+    let Some(pid) = pid.filter(|&p| p > 0) else {
+        return false;
+    };
+    // SAFETY: signal 0 only asks whether the process exists.
+    unsafe {
+        libc::kill(pid, 0) == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+}
+
+#[cfg(unix)]
+fn no_record(data_dir: &Path) -> ClientError {
+    ClientError::NoRecord {
+        record: paths::record_path(data_dir),
+        secs: START_TIMEOUT.as_secs(),
+    }
+}
 
 async fn spawn_blocking_detached(exe: &Path) -> Result<Readiness, ClientError> {
     let failed = |source| ClientError::SpawnFailed {

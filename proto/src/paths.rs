@@ -273,6 +273,10 @@ pub fn is_pipe_name(path: &Path) -> bool {
 ///    SDKs) then still meet the daemon a login shell started;
 /// 4. `/tmp/berth-<uid>/berthd.sock`, a per-user folder the daemon creates
 ///    0700 (never `$TMPDIR`, which differs between a shell and a GUI app).
+///
+/// When the folder of 2 to 4 is another user's, a link or writable by
+/// others, the daemon listens in a folder of its own instead, which is
+/// recorded in the data folder, not derived (ADR 0042).
 #[cfg(unix)]
 pub fn socket_path(env: &EnvCtx) -> Result<PathBuf, PathError> {
     if let Some(explicit) = &env.berth_socket {

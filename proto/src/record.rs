@@ -26,6 +26,20 @@ pub struct DaemonRecord {
     pub version: String,
     /// The data folder it serves.
     pub data_dir: PathBuf,
+    /// Set when it listens in a folder of its own because the folder of
+    /// the socket it derived was another user's (ADR 0042).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<Fallback>,
+}
+
+/// Why a daemon listens in a folder of its own: the socket it derived, and
+/// what was wrong with that socket's folder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fallback {
+    /// The derived socket, never used while its folder is refused.
+    pub instead_of: PathBuf,
+    /// What is wrong with its folder ("its folder ... belongs to uid ...").
+    pub because: String,
 }
 
 /// Reads the record; `None` when there is none or it cannot be parsed (a
@@ -63,6 +77,7 @@ mod tests {
             pid: 42,
             version: "0.1.0".into(),
             data_dir: tmp.path().into(),
+            fallback: None,
         };
         assert_eq!(read(tmp.path()), None);
         write(tmp.path(), &rec).unwrap();
@@ -78,6 +93,26 @@ mod tests {
         assert_eq!(read(tmp.path()), None);
         // No temporary file is left behind.
         assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_record_without_a_fallback_reads_as_one_and_a_fallback_round_trips() {
+        let tmp = tempfile::tempdir().unwrap();
+        let older = br#"{"socket":"/s","pid":7,"version":"0.1.0","data_dir":"/d"}"#;
+        std::fs::write(paths::record_path(tmp.path()), older).unwrap();
+        assert_eq!(read(tmp.path()).unwrap().fallback, None);
+        let rec = DaemonRecord {
+            socket: "/tmp/berth-7-a1b2c3/berthd.sock".into(),
+            pid: 7,
+            version: "0.1.0".into(),
+            data_dir: tmp.path().into(),
+            fallback: Some(Fallback {
+                instead_of: "/tmp/berth-7/berthd.sock".into(),
+                because: "its folder belongs to uid 65534".into(),
+            }),
+        };
+        write(tmp.path(), &rec).unwrap();
+        assert_eq!(read(tmp.path()), Some(rec));
     }
 
     #[test]

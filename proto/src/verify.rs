@@ -50,17 +50,23 @@ pub enum DialError {
     Io(io::Error),
 }
 
-/// Checks the socket's folder and file without connecting. `Ok(false)` when
-/// the folder or the socket does not exist yet.
+/// What to do instead, said after each refusal.
 #[cfg(unix)]
-pub fn check_path(socket: &Path, uid: Uid) -> Result<bool, Untrusted> {
+const ELSEWHERE: &str = "or set BERTH_SOCKET to a socket in a folder only you own";
+
+/// Checks the socket's folder without looking inside it: ours, no symlink,
+/// not writable by group or others. `Ok(false)` when it does not exist yet.
+/// The daemon listens in a folder of its own when the folder of the socket
+/// it derived fails this (ADR 0042).
+#[cfg(unix)]
+pub fn check_folder(socket: &Path, uid: Uid) -> Result<bool, Untrusted> {
     let dir = socket.parent().unwrap_or(Path::new("/"));
     let untrusted = |problem: String, next: String| Untrusted {
         socket: socket.to_path_buf(),
         problem,
         next,
     };
-    let elsewhere = "or set BERTH_SOCKET to a socket in a folder only you own";
+    let elsewhere = ELSEWHERE;
     let dir_meta = match std::fs::symlink_metadata(dir) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
@@ -105,6 +111,22 @@ pub fn check_path(socket: &Path, uid: Uid) -> Result<bool, Untrusted> {
             format!("Run `chmod go-w {}`, {elsewhere}", dir.display()),
         ));
     }
+    Ok(true)
+}
+
+/// Checks the socket's folder ([`check_folder`]) and file without
+/// connecting. `Ok(false)` when the folder or the socket does not exist yet.
+#[cfg(unix)]
+pub fn check_path(socket: &Path, uid: Uid) -> Result<bool, Untrusted> {
+    if !check_folder(socket, uid)? {
+        return Ok(false);
+    }
+    let untrusted = |problem: String, next: String| Untrusted {
+        socket: socket.to_path_buf(),
+        problem,
+        next,
+    };
+    let elsewhere = ELSEWHERE;
     let meta = match std::fs::symlink_metadata(socket) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),

@@ -135,6 +135,9 @@ pub struct TestEnv {
     /// Every daemon pid seen for this env: an exiting process's environ
     /// reads empty before it becomes a zombie, so it is recognised by pid.
     seen: std::sync::Mutex<std::collections::BTreeSet<u32>>,
+    /// The uid of its own every process of this env runs as, when it has one.
+    #[cfg(unix)]
+    user: Option<ThrowawayUser>,
     _tmp: tempfile::TempDir,
 }
 
@@ -172,6 +175,36 @@ impl TestEnv {
         Self::bare()
     }
 
+    /// A fresh environment whose processes run as a uid of their own (through `setpriv`),
+    /// without `BERTH_SOCKET` and without `XDG_RUNTIME_DIR`, so its socket is derived in
+    /// `/tmp/berth-<uid>`, as for a user with no runtime folder (containers, `su`, cron). The
+    /// uid is one no account has and no other environment uses at the same time, so that
+    /// folder is this environment's alone; it, and any `/tmp/berth-<uid>-*` folder, is
+    /// removed with the environment. Needs root.
+    #[cfg(unix)]
+    pub fn as_throwaway_user() -> TestEnv {
+        let mut env = Self::bare();
+        let user = ThrowawayUser::reserve();
+        for d in [
+            "", "home", "data", "run", "state", "config", "xdg-data", "tmp",
+        ] {
+            std::os::unix::fs::chown(env.root.join(d), Some(user.uid), Some(user.uid))
+                .expect("chown env dir");
+        }
+        env.user = Some(user);
+        env
+    }
+
+    /// The uid this environment's processes run as.
+    #[cfg(unix)]
+    pub fn uid(&self) -> u32 {
+        self.user.as_ref().map_or_else(
+            // SAFETY: getuid has no preconditions.
+            || unsafe { libc::getuid() },
+            |u| u.uid,
+        )
+    }
+
     fn bare() -> TestEnv {
         let _ = bin_dir();
         // Short, so the socket path stays far below the 107-byte limit.
@@ -197,6 +230,8 @@ impl TestEnv {
             root,
             socket: None,
             seen: Default::default(),
+            #[cfg(unix)]
+            user: None,
             _tmp: tmp,
         }
     }
@@ -228,6 +263,10 @@ impl TestEnv {
 
     /// The socket clients and the daemon meet on.
     pub fn socket(&self) -> PathBuf {
+        #[cfg(unix)]
+        if let Some(user) = &self.user {
+            return user.tmp_folder().join("berthd.sock");
+        }
         self.socket
             .clone()
             .unwrap_or_else(|| self.root.join("run").join("berth").join("berthd.sock"))
@@ -273,7 +312,6 @@ impl TestEnv {
         let mut v: Vec<(&'static str, OsString)> = vec![
             ("HOME", r.join("home").into()),
             ("BERTH_DATA_DIR", r.join("data").into()),
-            ("XDG_RUNTIME_DIR", r.join("run").into()),
             ("XDG_STATE_HOME", r.join("state").into()),
             ("XDG_DATA_HOME", r.join("xdg-data").into()),
             ("XDG_CONFIG_HOME", r.join("config").into()),
@@ -290,14 +328,37 @@ impl TestEnv {
             ("TMP", r.join("tmp").into()),
             ("TEMP", r.join("tmp").into()),
         ]);
+        #[cfg(unix)]
+        let own_user = self.user.is_some();
+        #[cfg(windows)]
+        let own_user = false;
+        if !own_user {
+            v.push(("XDG_RUNTIME_DIR", r.join("run").into()));
+        }
         if let Some(s) = &self.socket {
             v.push(("BERTH_SOCKET", s.into()));
         }
         v
     }
 
-    /// A command for `program` with this environment, run in the home.
+    /// A command for `program` with this environment, run in the home (as the
+    /// environment's own uid when it has one).
     pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        #[cfg(unix)]
+        let mut cmd = match &self.user {
+            Some(user) => {
+                let mut cmd = Command::new("/usr/bin/setpriv");
+                cmd.args([
+                    format!("--reuid={}", user.uid),
+                    format!("--regid={}", user.uid),
+                    "--clear-groups".into(),
+                ])
+                .arg(program);
+                cmd
+            }
+            None => Command::new(program),
+        };
+        #[cfg(windows)]
         let mut cmd = Command::new(program);
         cmd.env_clear()
             .envs(self.base_env())
@@ -536,6 +597,71 @@ impl Drop for TestEnv {
             }
             left.is_empty().then_some(()).ok_or(())
         });
+    }
+}
+
+/// A uid no account has, held by one environment: `/tmp/berth-test-uid-<uid>` is made
+/// exclusively to reserve it, so two environments (in this process or another) never share it.
+#[cfg(unix)]
+struct ThrowawayUser {
+    uid: u32,
+}
+
+#[cfg(unix)]
+impl ThrowawayUser {
+    /// Far above the uids accounts get, below the 2^31 some tools take as the limit.
+    const FIRST: u32 = 1_500_000_000;
+    const SPREAD: u32 = 500_000_000;
+
+    fn reserve() -> ThrowawayUser {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let mut pick = std::process::id()
+            .wrapping_mul(2_654_435_761)
+            .wrapping_add(nanos);
+        for _ in 0..1000 {
+            let uid = Self::FIRST + pick % Self::SPREAD;
+            pick = pick.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            let user = ThrowawayUser { uid };
+            if berth_proto::paths::passwd_home(uid).is_some()
+                || std::fs::symlink_metadata(user.tmp_folder()).is_ok()
+            {
+                continue;
+            }
+            if std::fs::create_dir(user.reservation()).is_ok() {
+                return user;
+            }
+        }
+        panic!("no free uid to run a test environment as");
+    }
+
+    fn reservation(&self) -> PathBuf {
+        PathBuf::from(format!("/tmp/berth-test-uid-{}", self.uid))
+    }
+
+    /// The socket folder this uid derives without a runtime folder.
+    fn tmp_folder(&self) -> PathBuf {
+        PathBuf::from(format!("/tmp/berth-{}", self.uid))
+    }
+}
+
+#[cfg(unix)]
+impl Drop for ThrowawayUser {
+    fn drop(&mut self) {
+        let mine = format!("berth-{}-", self.uid);
+        let theirs = std::fs::read_dir("/tmp")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&mine))
+            .map(|e| e.path());
+        for dir in theirs.chain([self.tmp_folder()]) {
+            // Follows no link: a link is removed, not what it points to.
+            let _ = std::fs::remove_dir_all(&dir).or_else(|_| std::fs::remove_file(&dir));
+        }
+        let _ = std::fs::remove_dir(self.reservation());
     }
 }
 

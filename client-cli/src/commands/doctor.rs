@@ -160,11 +160,21 @@ async fn daemon_checks(env: &EnvCtx, checks: &mut Vec<Check>) -> Option<Daemon> 
     let same = ours
         .as_deref()
         .is_some_and(|d| same_path(d, Path::new(&status.data_dir)));
+    // Where it listens, and why there when it is not the derived socket (ADR 0042).
+    let own_folder = super::daemon::fallback(env, Some(&status))
+        .map(|f| {
+            format!(
+                "; it listens in a folder of its own, because {} is not used: {}",
+                escaped(&f.instead_of.display().to_string()),
+                escaped(&f.because)
+            )
+        })
+        .unwrap_or_default();
     checks.push(if same {
         ok(
             "daemon",
             format!(
-                "berthd (pid {}) answers on {}, runs as this user and serves the data folder {}",
+                "berthd (pid {}) answers on {}, runs as this user and serves the data folder {}{own_folder}",
                 status.pid,
                 conn.socket().display(),
                 status.data_dir

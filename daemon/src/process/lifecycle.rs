@@ -1,5 +1,6 @@
 //! The daemon's life: take the data folder's lock, then the socket's, open the store, bind the socket, say
-//! ready, serve until SIGTERM or a shutdown request, and clean up.
+//! ready, serve until SIGTERM or a shutdown request, and clean up. The socket is the derived one,
+//! or, when its folder is another user's, one in a folder of the daemon's own (ADR 0042).
 //!
 //! **Architecture Invariant:** the socket appears only once the daemon can
 //! answer, and a second daemon for the same data folder or socket exits
@@ -15,6 +16,7 @@ use std::time::Duration;
 
 use berth_proto::ownership;
 use berth_proto::paths::{self, EnvCtx, Uid};
+use berth_proto::record::Fallback;
 
 use crate::ops::device::{Device, STOP_GRACE};
 use crate::process::lock::{DataFolder, InstanceLock};
@@ -89,7 +91,7 @@ pub fn run(opts: Options) -> ExitCode {
 
 fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
     let env = EnvCtx::from_process();
-    let socket = paths::socket_path(&env).map_err(|e| e.to_string())?;
+    let derived = paths::socket_path(&env).map_err(|e| e.to_string())?;
     let data_dir = paths::data_dir(&env).map_err(|e| e.to_string())?;
     let state_dir = paths::state_dir(&env).map_err(|e| e.to_string())?;
     // Before anything is read or made there (docs/decisions/0036-berths-folders-are-the-users-alone.md).
@@ -98,17 +100,16 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
     if let Err(e) = crate::process::logging::init(&state_dir, opts.foreground) {
         tracing::warn!(dir = ?state_dir, error = %e, "cannot open the log file; logging to stderr");
     }
+    let inherited = systemd_socket();
     // A pipe has no folder; its security descriptor is set when it is made.
     #[cfg(unix)]
-    {
-        let socket_dir = socket.parent().unwrap_or(std::path::Path::new("/"));
-        paths::ensure_private_dir(socket_dir, env.uid).map_err(|e| e.to_string())?;
-    }
-    let inherited = systemd_socket();
+    let fallback = derived_folder(&derived, &env, inherited.is_some())?;
+    #[cfg(windows)]
+    let fallback: Option<Fallback> = None;
     // The data folder first: it is the registry's identity, and a daemon for
     // it may already listen on another socket.
     create_data_dir(&data_dir, env.uid)?;
-    let data_lock = match crate::process::lock::claim_data_folder(&data_dir, &socket)
+    let data_lock = match crate::process::lock::claim_data_folder(&data_dir, &derived)
         .map_err(|e| format!("taking the lock in the data folder {data_dir:?}: {e}"))?
     {
         DataFolder::Ours(lock) => lock,
@@ -121,7 +122,7 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
         DataFolder::Elsewhere(running) => {
             let message = format!(
                 "another berthd (pid {}) already serves the data folder {data_dir:?} on {:?}, and every client of that folder uses it; \
-                 to move it to {socket:?}, stop it first with `berth daemon stop`",
+                 to move it to {derived:?}, stop it first with `berth daemon stop`",
                 running.pid, running.socket
             );
             eprintln!("berthd: {message}");
@@ -134,6 +135,26 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
             return Ok(ExitCode::SUCCESS);
         }
     };
+    // Only now, holding the data folder's lock: a racing daemon of the same
+    // folder makes no folder it would not use.
+    #[cfg(unix)]
+    crate::rpc::fallback::remove_stale(&data_dir, env.uid);
+    #[cfg(unix)]
+    let socket = match &fallback {
+        None => derived.clone(),
+        Some(why) => {
+            let own = crate::rpc::fallback::make(&derived, env.uid).map_err(|e| {
+                format!(
+                    "the socket {derived:?} is not used ({}), and making a folder of berth's own beside it failed: {e}",
+                    why.because
+                )
+            })?;
+            tracing::warn!(instead_of = ?derived, socket = ?own, because = %why.because, "listening in a folder of its own");
+            own
+        }
+    };
+    #[cfg(windows)]
+    let socket = derived.clone();
     let lock_path = paths::lock_path(&socket);
     // A pipe's lock lives in a folder of its own (see `paths::lock_path`).
     #[cfg(windows)]
@@ -189,7 +210,10 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
     };
     let result = runtime.block_on(serve(
         Arc::new(device),
-        socket,
+        Listen {
+            socket: socket.clone(),
+            fallback: fallback.clone(),
+        },
         inherited,
         env.uid,
         limits,
@@ -202,15 +226,56 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
     // `status` and `stop --force` see a process as long as there is one.
     runtime.shutdown_timeout(THREADS_EXIT_WAIT);
     berth_proto::record::remove_if_ours(&data_dir, std::process::id());
+    // The folder of its own goes with it; its lock file too, a moment before
+    // the process (nobody else locks in that folder).
+    #[cfg(unix)]
+    if fallback.is_some() {
+        crate::rpc::fallback::remove(&socket, std::process::id(), env.uid);
+    }
     result?;
     // Without running the locks' destructors: they go with the process.
     tracing::info!(lock = ?lock.path(), data_lock = ?data_lock.path(), "berthd exits; the kernel releases its locks");
     std::process::exit(0)
 }
 
+/// Where the daemon listens, and why there when it is not the derived socket.
+struct Listen {
+    socket: PathBuf,
+    fallback: Option<Fallback>,
+}
+
+/// Whether the daemon can listen on the socket it derived. Its folder is made 0700 when
+/// missing. One another user made, a link, or one others can write is refused; unless
+/// `BERTH_SOCKET` named it (the user's choice is never replaced) or systemd passed the socket,
+/// the daemon then listens in a folder of its own and says why (ADR 0042). Clients decide the
+/// same with `verify::check_folder`.
+#[cfg(unix)]
+fn derived_folder(
+    socket: &std::path::Path,
+    env: &EnvCtx,
+    inherited: bool,
+) -> Result<Option<Fallback>, String> {
+    let dir = socket.parent().unwrap_or(std::path::Path::new("/"));
+    match paths::ensure_private_dir(dir, env.uid) {
+        Ok(()) => Ok(None),
+        Err(e @ paths::PrivateDirError::Unsafe { .. })
+            if env.berth_socket.is_none() && !inherited =>
+        {
+            let because = berth_proto::verify::check_folder(socket, env.uid)
+                .err()
+                .map_or_else(|| e.to_string(), |u| u.problem);
+            Ok(Some(Fallback {
+                instead_of: socket.to_path_buf(),
+                because,
+            }))
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 async fn serve(
     device: Arc<Device>,
-    socket: PathBuf,
+    Listen { socket, fallback }: Listen,
     inherited: Option<Inherited>,
     uid: Uid,
     limits: crate::rpc::connections::Limits,
@@ -271,13 +336,22 @@ async fn serve(
     });
     // Clients of this data folder whose own socket path differs (a stripped
     // environment) find us through this record.
+    let in_own_folder = fallback.is_some();
     let record = berth_proto::record::DaemonRecord {
         socket: socket.clone(),
         pid: std::process::id(),
         version: device.version().to_string(),
         data_dir: device.data_dir().to_path_buf(),
+        fallback,
     };
     if let Err(e) = berth_proto::record::write(device.data_dir(), &record) {
+        // In a folder of its own, the record is the only way to this daemon.
+        if in_own_folder {
+            return Err(format!(
+                "cannot write the daemon record {:?} ({e}), which is how clients find a daemon listening in a folder of its own",
+                berth_proto::paths::record_path(device.data_dir())
+            ));
+        }
         tracing::warn!(error = %e, "cannot write the daemon record; clients with other socket variables will not find this daemon");
     }
     tracing::info!(

@@ -99,7 +99,13 @@ pub fn claim_data_folder(data_dir: &Path, socket: &Path) -> io::Result<DataFolde
         // A record whose pid is gone is a crashed daemon's: the holder's
         // own comes shortly.
         if let Some(rec) = record::read(data_dir).filter(|r| is_alive(r.pid)) {
-            return Ok(if rec.socket == socket {
+            // One listening in a folder of its own instead of this socket is
+            // where this daemon would be too (ADR 0042).
+            let instead = rec
+                .fallback
+                .as_ref()
+                .is_some_and(|f| f.instead_of == socket);
+            return Ok(if rec.socket == socket || instead {
                 DataFolder::SameSocket
             } else {
                 DataFolder::Elsewhere(rec)
@@ -150,6 +156,7 @@ mod tests {
             pid: std::process::id(),
             version: "0.1.0".into(),
             data_dir: data.path().into(),
+            fallback: None,
         };
         record::write(data.path(), &rec).unwrap();
         assert!(matches!(
@@ -160,5 +167,33 @@ mod tests {
             DataFolder::Elsewhere(r) => assert_eq!(r, rec),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_first_daemon_in_a_folder_of_its_own_instead_of_our_socket_is_the_same_socket() {
+        let data = tempfile::tempdir().unwrap();
+        let derived = Path::new("/tmp/berth-7/berthd.sock");
+        let DataFolder::Ours(_held) = claim_data_folder(data.path(), derived).unwrap() else {
+            panic!("the first claim takes the lock")
+        };
+        let rec = DaemonRecord {
+            socket: "/tmp/berth-7-abc/berthd.sock".into(),
+            pid: std::process::id(),
+            version: "0.1.0".into(),
+            data_dir: data.path().into(),
+            fallback: Some(record::Fallback {
+                instead_of: derived.into(),
+                because: "its folder belongs to uid 65534".into(),
+            }),
+        };
+        record::write(data.path(), &rec).unwrap();
+        assert!(matches!(
+            claim_data_folder(data.path(), derived).unwrap(),
+            DataFolder::SameSocket
+        ));
+        assert!(matches!(
+            claim_data_folder(data.path(), Path::new("/run/b/berthd.sock")).unwrap(),
+            DataFolder::Elsewhere(_)
+        ));
     }
 }

@@ -1,8 +1,11 @@
 //! The RPC layer: `server` maps the protocol's messages to operations and back, `socket` binds
-//! the per-user socket and filters peers, `connections` bounds and tracks connections, and
+//! the per-user socket and filters peers, `fallback` makes the socket folder of the daemon's
+//! own when the derived one is another user's, `connections` bounds and tracks connections, and
 //! `throttle` keeps floods out of the log. The only layer that knows the protocol's types.
 
 pub(crate) mod connections;
+#[cfg(unix)]
+pub(crate) mod fallback;
 pub(crate) mod server;
 pub(crate) mod socket;
 pub(crate) mod throttle;

@@ -3,6 +3,9 @@
 //! would, so a client that trusts it talks to it, and appends every byte it
 //! receives to RECORD. Its hook reply asks for a stop command that leaves
 //! `<RECORD>.stop-ran` behind; its resolutions name the workspace `evil`.
+//! Once it listens it makes `<RECORD>.listening`, and it adds a line to
+//! `<RECORD>.connections` for every connection it accepts, so a test can tell
+//! that a client never even connected.
 //!
 //! `fake-berthd --dial SOCKET` is the other side: a raw client that sends
 //! the HTTP/2 preface and prints `answered` when the daemon says anything
@@ -316,12 +319,22 @@ mod impostor {
         let record_file = Arc::new(std::sync::Mutex::new(file));
         let _ = std::fs::remove_file(socket);
         let listener = UnixListener::bind(socket).expect("bind");
-        let incoming = accepted(listener, record_file);
-        let mut marker = record.as_os_str().to_owned();
-        marker.push(".stop-ran");
+        let beside = |suffix: &str| {
+            let mut name = record.as_os_str().to_owned();
+            name.push(suffix);
+            PathBuf::from(name)
+        };
+        let connections = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(beside(".connections"))
+            .expect("connections file");
+        let incoming = accepted(listener, record_file, connections);
+        std::fs::write(beside(".listening"), b"").expect("listening marker");
+        let marker = beside(".stop-ran");
         let fake = Fake {
             socket: socket.to_path_buf(),
-            stop_marker: marker.into(),
+            stop_marker: marker,
         };
         tonic::transport::Server::builder()
             .add_service(BerthServer::new(fake))
@@ -333,12 +346,16 @@ mod impostor {
     fn accepted(
         listener: UnixListener,
         record: Arc<std::sync::Mutex<std::fs::File>>,
+        mut connections: std::fs::File,
     ) -> impl tokio_stream::Stream<Item = std::io::Result<Recorded>> {
         use tokio_stream::StreamExt as _;
         tokio_stream::wrappers::UnixListenerStream::new(listener).map(move |accepted| {
-            accepted.map(|inner| Recorded {
-                inner,
-                record: record.clone(),
+            accepted.map(|inner| {
+                let _ = connections.write_all(b"accepted\n");
+                Recorded {
+                    inner,
+                    record: record.clone(),
+                }
             })
         })
     }

@@ -21,12 +21,12 @@ use berth_tests::{TestEnv, bin};
 // The impostor is another user's process, run through setpriv: Unix only.
 // (On Windows a pipe server of another user is refused by its token's SID.)
 #[cfg(unix)]
-const NOBODY: u32 = 65534;
+pub(crate) const NOBODY: u32 = 65534;
 
 /// A fake daemon run by another user, and where it listens.
 #[cfg(unix)]
-struct Impostor {
-    socket: PathBuf,
+pub(crate) struct Impostor {
+    pub(crate) socket: PathBuf,
     record: PathBuf,
     child: Child,
 }
@@ -34,7 +34,7 @@ struct Impostor {
 #[cfg(unix)]
 impl Impostor {
     /// Starts the fake as `nobody` on `socket` and waits until it listens.
-    fn start(env: &TestEnv, socket: &Path) -> Impostor {
+    pub(crate) fn start(env: &TestEnv, socket: &Path) -> Impostor {
         let record = env.root().join("impostor").join("received");
         let mut child = Command::new("setpriv")
             .args([
@@ -49,20 +49,18 @@ impl Impostor {
             .stdin(Stdio::null())
             .spawn()
             .expect("start fake-berthd");
+        // It says so itself: a probe of ours would be a connection it counts.
+        let marker = beside(&record, ".listening");
         let listening = wait_until(Duration::from_secs(10), || {
             if let Ok(Some(status)) = child.try_wait() {
                 panic!("fake-berthd exited: {status}");
             }
-            std::os::unix::net::UnixStream::connect(socket)
-                .map(drop)
-                .map_err(|_| ())
+            marker.exists().then_some(()).ok_or(())
         });
         assert!(
             listening.is_ok(),
             "fake-berthd never listened on {socket:?}"
         );
-        // The probe above connected and sent nothing; start from empty.
-        std::fs::write(&record, b"").expect("empty record");
         Impostor {
             socket: socket.to_path_buf(),
             record,
@@ -71,15 +69,28 @@ impl Impostor {
     }
 
     /// How many bytes the fake has received from clients.
-    fn received(&self) -> usize {
+    pub(crate) fn received(&self) -> usize {
         std::fs::read(&self.record).map(|b| b.len()).unwrap_or(0)
     }
 
-    fn stop_ran(&self) -> bool {
-        let mut marker = self.record.clone().into_os_string();
-        marker.push(".stop-ran");
-        Path::new(&marker).exists()
+    /// How many connections the fake has accepted.
+    pub(crate) fn connections(&self) -> usize {
+        std::fs::read(beside(&self.record, ".connections"))
+            .map(|b| b.iter().filter(|&&c| c == b'\n').count())
+            .unwrap_or(0)
     }
+
+    pub(crate) fn stop_ran(&self) -> bool {
+        beside(&self.record, ".stop-ran").exists()
+    }
+}
+
+/// `<path><suffix>`: the files fake-berthd keeps beside its record.
+#[cfg(unix)]
+fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
 }
 
 #[cfg(unix)]
@@ -93,7 +104,7 @@ impl Drop for Impostor {
 /// A folder for the fake, owned by `nobody`: what an attacker can make in
 /// /tmp before the victim's daemon ever runs.
 #[cfg(unix)]
-fn nobodys_folder(env: &TestEnv, name: &str) -> PathBuf {
+pub(crate) fn nobodys_folder(env: &TestEnv, name: &str) -> PathBuf {
     std::fs::set_permissions(env.root(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let shared = env.root().join("impostor");
     std::fs::create_dir_all(&shared).unwrap();

@@ -18,31 +18,39 @@ pub async fn cmd_daemon_status(ctx: &mut Ctx) -> Result<(), CliError> {
         Ok(None) => Ok(None),
         Err(e) => Err(e),
     };
+    // Never the lock in a refused folder: the record's socket then (ADR 0042).
+    let locked = client::lock_socket(&ctx.env).filter(|s| client::lock_is_held(s));
     let status = match answer {
         Ok(Some(s)) => Some(s),
         // No answer, but the lock is held: a process still runs (stopping,
         // starting, or stuck), and saying "not running" would invite a second
         // daemon or a wrong conclusion.
-        _ if client::lock_is_held(&socket) => {
-            return silent(ctx, client::daemon_pid(&socket), &socket, &data_dir);
+        _ if locked.is_some() => {
+            let locked = locked.unwrap_or_default();
+            return silent(ctx, client::daemon_pid(&locked), &locked, &data_dir);
         }
         // A daemon killed a moment ago can still accept a connection it
         // will never answer; with its lock gone, it is not running.
         Ok(None) | Err(ClientError::ConnectionLost { .. }) => None,
         Err(e) => return Err(e.into()),
     };
+    let fallback = super::fallback(&ctx.env, status.as_ref());
     if ctx.json {
         return output::json(&super::status_json(
             status.as_ref(),
             &socket.display().to_string(),
             &data_dir,
+            fallback.as_ref(),
         ));
     }
     match status {
-        Some(s) => output::text(&super::status_text(&s)),
+        Some(s) => output::text(&super::status_text(&s, fallback.as_ref())),
         None => output::text(&format!(
-            "berthd is not running\nsocket: {}\ndata dir: {}\n",
+            "berthd is not running\nsocket: {}\n{}data dir: {}\n",
             escaped(&socket.display().to_string()),
+            fallback
+                .map(|f| super::fallback_line(&f, false))
+                .unwrap_or_default(),
             escaped(&data_dir)
         )),
     }

@@ -22,19 +22,26 @@ pub struct StopArgs {
 
 /// Runs `berth daemon stop`.
 pub async fn cmd_daemon_stop(ctx: &mut Ctx, args: StopArgs) -> Result<(), CliError> {
-    let mut socket = paths::socket_path(&ctx.env).map_err(|e| CliError::failed(e.to_string()))?;
+    paths::socket_path(&ctx.env).map_err(|e| CliError::failed(e.to_string()))?;
+    // Never the lock in a refused folder: the record's socket then (ADR 0042).
+    let mut socket = client::lock_socket(&ctx.env);
     let asked = match Connection::open_existing(&ctx.env).await {
         // The data folder's daemon may listen elsewhere than this
         // environment's socket; wait for that one.
         Ok(Some(mut conn)) => {
-            socket = conn.socket().to_path_buf();
+            socket = Some(conn.socket().to_path_buf());
             conn.shutdown().await
         }
-        Ok(None) if !client::lock_is_held(&socket) => {
+        Ok(None) if !socket.as_deref().is_some_and(client::lock_is_held) => {
             return done(ctx, false, "berthd is not running");
         }
         Ok(None) => Ok(()),
         Err(e) => Err(e),
+    };
+    let Some(socket) = socket else {
+        return Err(asked
+            .err()
+            .map_or_else(|| CliError::failed("berthd is not running"), CliError::from));
     };
     if asked.is_ok() && client::wait_for_release(&socket, STOP_TIMEOUT).await {
         return done(ctx, true, "berthd stopped");
