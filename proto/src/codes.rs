@@ -48,6 +48,9 @@ pub enum Code {
     /// A tool's argument is missing or of the wrong type; the message names
     /// it and shows a correct call.
     BadArgument,
+    /// The disk (or the user's quota) is full, so something could not be
+    /// written; the message names it, and nothing was changed.
+    DiskFull,
 }
 
 impl Code {
@@ -65,6 +68,7 @@ impl Code {
             Code::TimedOut => "timed-out",
             Code::OtherDataDir => "other-data-dir",
             Code::BadArgument => "bad-argument",
+            Code::DiskFull => "disk-full",
         }
     }
 
@@ -82,6 +86,7 @@ impl Code {
             "timed-out" => Code::TimedOut,
             "other-data-dir" => Code::OtherDataDir,
             "bad-argument" => Code::BadArgument,
+            "disk-full" => Code::DiskFull,
             _ => return None,
         })
     }
@@ -103,6 +108,7 @@ impl Code {
             Code::NotRegularFile => tonic::Code::FailedPrecondition,
             Code::ShuttingDown => tonic::Code::Unavailable,
             Code::TimedOut => tonic::Code::DeadlineExceeded,
+            Code::DiskFull => tonic::Code::ResourceExhausted,
         };
         let mut status = tonic::Status::new(grpc, message);
         status
@@ -206,6 +212,7 @@ mod tests {
             Code::TimedOut,
             Code::BadArgument,
             Code::OtherDataDir,
+            Code::DiskFull,
         ] {
             assert_eq!(Code::of(&code.status("x")), Some(code));
         }
