@@ -4,6 +4,7 @@
 #![cfg_attr(all(unix, not(test)), no_main)]
 
 mod cli;
+mod code_words;
 mod commands;
 mod context;
 mod install;

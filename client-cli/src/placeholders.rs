@@ -10,19 +10,55 @@ pub struct TemplateError(pub String);
 /// Fills `template` with `values` (name, value). A `}` that closes nothing
 /// is kept as it is; a `{` must open `{{` or a known placeholder.
 pub fn fill(template: &str, values: &[(&str, &str)]) -> Result<String, TemplateError> {
+    let known: Vec<&str> = values.iter().map(|(n, _)| *n).collect();
     let mut out = String::with_capacity(template.len());
+    for piece in pieces(template, &known)? {
+        match piece {
+            Piece::Text(t) => out.push_str(t),
+            Piece::Brace(b) => out.push(b),
+            Piece::Name(name) => {
+                let value = values.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
+                out.push_str(value.unwrap_or_default());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The placeholders `template` holds, in order (`{{workspace}}` holds none).
+pub fn names_in<'t>(template: &'t str, known: &[&str]) -> Result<Vec<&'t str>, TemplateError> {
+    Ok(pieces(template, known)?
+        .into_iter()
+        .filter_map(|p| match p {
+            Piece::Name(n) => Some(n),
+            _ => None,
+        })
+        .collect())
+}
+
+/// One part of a template.
+enum Piece<'t> {
+    Text(&'t str),
+    /// `{{` or `}}`, or a `}` that closes nothing.
+    Brace(char),
+    /// A known placeholder's name.
+    Name(&'t str),
+}
+
+fn pieces<'t>(template: &'t str, known: &[&str]) -> Result<Vec<Piece<'t>>, TemplateError> {
+    let mut out = Vec::new();
     let mut rest = template;
     while let Some(i) = rest.find(['{', '}']) {
-        out.push_str(&rest[..i]);
+        out.push(Piece::Text(&rest[..i]));
         let tail = &rest[i..];
         if let Some(after) = tail.strip_prefix("{{") {
-            out.push('{');
+            out.push(Piece::Brace('{'));
             rest = after;
         } else if let Some(after) = tail.strip_prefix("}}") {
-            out.push('}');
+            out.push(Piece::Brace('}'));
             rest = after;
         } else if let Some(after) = tail.strip_prefix('}') {
-            out.push('}');
+            out.push(Piece::Brace('}'));
             rest = after;
         } else {
             let inner = &tail[1..];
@@ -32,21 +68,18 @@ pub fn fill(template: &str, values: &[(&str, &str)]) -> Result<String, TemplateE
                 )));
             };
             let name = &inner[..end];
-            match values.iter().find(|(n, _)| *n == name) {
-                Some((_, v)) => out.push_str(v),
-                None => {
-                    let known: Vec<String> =
-                        values.iter().map(|(n, _)| format!("{{{n}}}")).collect();
-                    return Err(TemplateError(format!(
-                        "{template:?} has an unknown placeholder `{{{name}}}`; the known ones are {}, and `{{{{` is a literal brace",
-                        known.join(", ")
-                    )));
-                }
+            if !known.contains(&name) {
+                let known: Vec<String> = known.iter().map(|n| format!("{{{n}}}")).collect();
+                return Err(TemplateError(format!(
+                    "{template:?} has an unknown placeholder `{{{name}}}`; the known ones are {}, and `{{{{` is a literal brace",
+                    known.join(", ")
+                )));
             }
+            out.push(Piece::Name(name));
             rest = &inner[end + 1..];
         }
     }
-    out.push_str(rest);
+    out.push(Piece::Text(rest));
     Ok(out)
 }
 
@@ -90,5 +123,16 @@ mod tests {
         let e = fill("x{workspace", V).unwrap_err().0;
         assert!(e.contains("nothing closes"), "{e}");
         assert!(fill("{}", V).is_err());
+    }
+
+    #[test]
+    fn names_in_lists_the_placeholders_and_not_escaped_braces() {
+        let known = ["workspace", "home", "project"];
+        assert_eq!(
+            names_in("a {home}/{project}", &known).unwrap(),
+            ["home", "project"]
+        );
+        assert!(names_in("{{workspace}} a}b", &known).unwrap().is_empty());
+        assert!(names_in("{homes}", &known).is_err());
     }
 }

@@ -53,6 +53,20 @@ impl BerthError {
     pub fn owned(message: impl Into<String>) -> Self {
         Self::new(Code::SessionOwned, message)
     }
+    /// The disk holding `what` is full, so it was not written. Every writer
+    /// of berth's leaves the old content in place when a write fails (an
+    /// atomic replace, a rolled-back transaction), so the message can say so.
+    pub fn disk_full(what: impl std::fmt::Display, place: impl std::fmt::Display) -> Self {
+        Self::new(
+            Code::DiskFull,
+            format!(
+                "{what} was not written: the disk is full (no space left on device); nothing was changed"
+            ),
+        )
+        .hint(format!(
+            "free some space on the disk that holds {place}, then try again"
+        ))
+    }
     /// Adds a next step.
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hints.push(hint.into());
@@ -67,6 +81,14 @@ impl BerthError {
     }
 }
 
+/// Whether an I/O error says the disk, or the user's quota on it, is full.
+pub fn is_disk_full(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+    )
+}
+
 impl std::fmt::Display for BerthError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.message)
@@ -74,3 +96,39 @@ impl std::fmt::Display for BerthError {
 }
 
 impl std::error::Error for BerthError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_disk_names_what_was_not_written_and_the_way_out() {
+        let e = BerthError::disk_full("w/notes.md", "w/notes.md");
+        assert_eq!(e.code, Code::DiskFull);
+        assert_eq!(e.code.as_str(), "disk-full");
+        assert_eq!(
+            e.message,
+            "w/notes.md was not written: the disk is full (no space left on device); nothing was changed"
+        );
+        assert_eq!(
+            e.hints,
+            ["free some space on the disk that holds w/notes.md, then try again"]
+        );
+    }
+
+    #[test]
+    fn enospc_and_edquot_are_a_full_disk_and_nothing_else_is() {
+        #[cfg(unix)]
+        for errno in [libc::ENOSPC, libc::EDQUOT] {
+            assert!(is_disk_full(&std::io::Error::from_raw_os_error(errno)));
+        }
+        // ERROR_DISK_FULL and ERROR_HANDLE_DISK_FULL.
+        #[cfg(windows)]
+        for code in [112, 39] {
+            assert!(is_disk_full(&std::io::Error::from_raw_os_error(code)));
+        }
+        assert!(!is_disk_full(&std::io::Error::from(
+            std::io::ErrorKind::PermissionDenied
+        )));
+    }
+}

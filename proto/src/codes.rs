@@ -51,6 +51,9 @@ pub enum Code {
     /// A live session belongs to another process: only the process that
     /// registered it may call its tools or register it again, until it ends.
     SessionOwned,
+    /// The disk (or the user's quota) is full, so something could not be
+    /// written; the message names it, and nothing was changed.
+    DiskFull,
 }
 
 impl Code {
@@ -69,6 +72,7 @@ impl Code {
             Code::OtherDataDir => "other-data-dir",
             Code::BadArgument => "bad-argument",
             Code::SessionOwned => "session-owned",
+            Code::DiskFull => "disk-full",
         }
     }
 
@@ -87,6 +91,7 @@ impl Code {
             "other-data-dir" => Code::OtherDataDir,
             "bad-argument" => Code::BadArgument,
             "session-owned" => Code::SessionOwned,
+            "disk-full" => Code::DiskFull,
             _ => return None,
         })
     }
@@ -109,6 +114,7 @@ impl Code {
             Code::ShuttingDown => tonic::Code::Unavailable,
             Code::TimedOut => tonic::Code::DeadlineExceeded,
             Code::SessionOwned => tonic::Code::PermissionDenied,
+            Code::DiskFull => tonic::Code::ResourceExhausted,
         };
         let mut status = tonic::Status::new(grpc, message);
         status
@@ -213,6 +219,7 @@ mod tests {
             Code::BadArgument,
             Code::OtherDataDir,
             Code::SessionOwned,
+            Code::DiskFull,
         ] {
             assert_eq!(Code::of(&code.status("x")), Some(code));
         }

@@ -144,7 +144,7 @@ pub struct Listing {
 pub struct Entry {
     /// Its qualified path; a folder's ends with `/`.
     pub path: String,
-    /// file, dir or symlink.
+    /// file, dir, symlink, fifo, socket, device, or other (only a file is read or written).
     pub kind: String,
     /// Its size in bytes (0 for anything but a file).
     pub size: u64,

@@ -135,6 +135,10 @@ mod prompt;
 // `berth install/uninstall <client> --exec NAME`: a wrapped server in every client's file, byte-exact.
 #[path = "e2e/install_exec.rs"]
 mod install_exec;
+// Errors that say what happened and what to do: a folder moved into itself, a pin that is no
+// name, a FIFO in `ls`, a full disk (docs/reference.md, "Qualified paths and file tools").
+#[path = "e2e/tool_errors.rs"]
+mod tool_errors;
 // How the hot-path clients are built and start: static on Linux with glibc.
 #[path = "e2e/startup.rs"]
 mod startup;

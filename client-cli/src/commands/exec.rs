@@ -12,7 +12,7 @@ use clap::Args;
 
 use crate::context::Ctx;
 use crate::output::{self, CliError};
-use crate::placeholders;
+use crate::{code_words, placeholders};
 
 /// Arguments of `berth exec`.
 #[derive(Args, Debug)]
@@ -34,6 +34,67 @@ pub struct ExecArgs {
 /// The placeholders, in the order error messages list them.
 pub const NAMES: [&str; 3] = ["workspace", "home", "project"];
 
+/// The variable that carries each placeholder's value to CMD.
+const VARIABLES: [(&str, &str); 3] = [
+    ("workspace", "BERTH_WORKSPACE"),
+    ("home", "BERTH_HOME"),
+    ("project", "BERTH_PROJECT"),
+];
+
+/// Checks CMD's words before anything runs (usage errors): every template is
+/// well formed, and no placeholder is in a word that a program runs as code,
+/// where a folder's name would become a command
+/// (docs/decisions/0041-placeholders-are-data-never-code.md). `install
+/// --exec` checks the same, so the user learns it at install time.
+pub fn check_command(words: &[OsString]) -> Result<(), CliError> {
+    let blank = NAMES.map(|n| (n, ""));
+    for word in words {
+        fill_word(word, &blank)?;
+    }
+    let shown: Vec<String> = words
+        .iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    for code in code_words::code_words(&shown) {
+        let word = &shown[code.index];
+        let names = placeholders::names_in(word, &NAMES).map_err(|e| CliError::usage(e.0))?;
+        if let Some(name) = names.first() {
+            return Err(placeholder_in_code(word, name, &code));
+        }
+    }
+    Ok(())
+}
+
+/// The refusal of `{name}` in `word`, which `code.runner` runs as code, with
+/// the safe forms: the variable read by that code, or (in a shell) an
+/// argument of its own.
+fn placeholder_in_code(word: &str, name: &str, code: &code_words::CodeWord) -> CliError {
+    let var = VARIABLES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or("BERTH_WORKSPACE", |(_, v)| *v);
+    let mut e = CliError::usage(format!(
+        "{word:?} is code that `{}` runs, so berth does not fill {{{name}}} into it: the value would become part of the code, and a folder named to hold a command would run it. Placeholders fill data only",
+        code.runner
+    ));
+    e = match code.lang.env_read(var) {
+        Some(read) => e.hint(format!(
+            "read the value from the environment, which berth exec sets for the command: {read} ({} hold the workspace, its home, the project and the reason)",
+            "BERTH_WORKSPACE, BERTH_HOME, BERTH_PROJECT and BERTH_REASON"
+        )),
+        None => e.hint(format!(
+            "{} hands these words to another machine's shell, which does not get berth's environment; run berth exec on that machine instead",
+            code.runner
+        )),
+    };
+    if code.lang == code_words::Lang::Shell {
+        e = e.hint(format!(
+            "e.g. sh -c 'echo starting in \"${var}\"', or pass the value as an argument of its own, which stays data: sh -c 'echo starting in \"$1\"' sh {{{name}}}"
+        ));
+    }
+    e
+}
+
 /// Runs `berth exec`. On success it does not return: CMD replaces berth.
 pub async fn cmd_exec(ctx: &mut Ctx, args: ExecArgs) -> Result<(), CliError> {
     if ctx.json {
@@ -42,10 +103,7 @@ pub async fn cmd_exec(ctx: &mut Ctx, args: ExecArgs) -> Result<(), CliError> {
         ));
     }
     // A bad template is refused before the daemon is asked anything.
-    let blank = NAMES.map(|n| (n, ""));
-    for word in &args.command {
-        fill_word(word, &blank)?;
-    }
+    check_command(&args.command)?;
     let program = args.command[0].to_string_lossy().into_owned();
     ensure_daemon(ctx).await?;
     let path = super::path_arg(directory(args.cwd), "the directory")?;

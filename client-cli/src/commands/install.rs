@@ -59,7 +59,8 @@ pub async fn cmd_install(ctx: &mut Ctx, args: InstallArgs) -> Result<(), CliErro
 }
 
 impl Wrapped {
-    /// Checks the name and the command's placeholders (usage errors).
+    /// Checks the name and the command's placeholders as `berth exec` will
+    /// (usage errors).
     pub fn new(name: String, command: Vec<String>) -> Result<Wrapped, CliError> {
         let plain = (1..=64).contains(&name.len())
             && name
@@ -75,10 +76,10 @@ impl Wrapped {
                 "\"berth\" is berth's own server; give the wrapped server another name",
             ));
         }
-        for word in &command {
-            crate::placeholders::fill(word, &super::exec::NAMES.map(|n| (n, "")))
-                .map_err(|e| CliError::usage(e.0))?;
-        }
+        // What `berth exec` would refuse when the client starts the server
+        // is refused now, while the user is at the terminal.
+        let words: Vec<std::ffi::OsString> = command.iter().map(Into::into).collect();
+        super::exec::check_command(&words)?;
         Ok(Wrapped { name, command })
     }
 }

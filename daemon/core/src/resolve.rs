@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 use crate::fsview::WalkStep;
+use crate::names::check_workspace_name;
 use crate::project_file::project_file_path;
 use crate::registry::Registry;
 use crate::text::no_workspace;
@@ -104,15 +105,40 @@ impl fmt::Display for PinSource {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ResolveError {
     // The field is `from`, not `source`: thiserror would take `source` as the error's cause.
-    #[error(
-        "{} ({from} named it); create it with `berth workspace create {name}`",
-        no_workspace(name, known)
-    )]
+    #[error("{}", unknown_workspace(name, *from, known))]
     UnknownWorkspace {
         name: String,
         from: PinSource,
         known: Vec<String>,
     },
+}
+
+impl ResolveError {
+    /// Whether the pin is not even a valid name, so no workspace can ever have it.
+    pub fn is_invalid_name(&self) -> bool {
+        match self {
+            Self::UnknownWorkspace { name, .. } => check_workspace_name(name).is_err(),
+        }
+    }
+}
+
+/// The message for a pin naming no workspace. Creating it is suggested only under a name that
+/// can be created: `berth workspace create ../x` would only fail again.
+fn unknown_workspace(name: &str, from: PinSource, known: &[String]) -> String {
+    let missing = format!("{} ({from} named it)", no_workspace(name, known));
+    let Err(invalid) = check_workspace_name(name) else {
+        return format!("{missing}; create it with `berth workspace create {name}`");
+    };
+    let lower = name.to_ascii_lowercase();
+    let instead = if check_workspace_name(&lower).is_err() {
+        "name one of those workspaces, or create one with a valid name (`berth workspace create NAME`)"
+            .to_string()
+    } else if known.contains(&lower) {
+        format!("did you mean {lower}?")
+    } else {
+        format!("did you mean {lower}? create it with `berth workspace create {lower}`")
+    };
+    format!("{missing}, and it cannot name one: {invalid}; {instead}")
 }
 
 /// Whether a project file's workspace is honoured on this device.
@@ -545,6 +571,40 @@ mod tests {
             )),
             "{msg}"
         );
+    }
+
+    #[rstest]
+    #[case::a_valid_name_may_be_created(
+        "nope",
+        false,
+        "no workspace nope — workspaces: a, b, default (the workspace argument named it); create it with `berth workspace create nope`"
+    )]
+    #[case::a_path_is_no_name_and_none_is_suggested(
+        "../x",
+        true,
+        "no workspace ../x — workspaces: a, b, default (the workspace argument named it), and it cannot name one: invalid workspace name \"../x\" (it contains '.'): a name is 1 to 40 characters of a-z, 0-9 and '-', and starts with a letter or digit; name one of those workspaces, or create one with a valid name (`berth workspace create NAME`)"
+    )]
+    #[case::capitals_suggest_the_existing_lower_case_name(
+        "A",
+        true,
+        "no workspace A — workspaces: a, b, default (the workspace argument named it), and it cannot name one: invalid workspace name \"A\" (it contains 'A'): a name is 1 to 40 characters of a-z, 0-9 and '-', and starts with a letter or digit; did you mean a?"
+    )]
+    #[case::capitals_suggest_creating_the_lower_case_name(
+        "Shop",
+        true,
+        "no workspace Shop — workspaces: a, b, default (the workspace argument named it), and it cannot name one: invalid workspace name \"Shop\" (it contains 'S'): a name is 1 to 40 characters of a-z, 0-9 and '-', and starts with a letter or digit; did you mean shop? create it with `berth workspace create shop`"
+    )]
+    fn only_a_valid_name_is_suggested_for_creation(
+        #[case] pin: &str,
+        #[case] invalid: bool,
+        #[case] want: &str,
+    ) {
+        let reg = registry(&["default", "b", "a"], "default", &[]);
+        let mut f = facts(P, &MemFs::default(), &reg, Mode::Cli);
+        f.argument = Some(pin.to_owned());
+        let err = resolve(&f).unwrap_err();
+        assert_eq!(err.to_string(), want);
+        assert_eq!(err.is_invalid_name(), invalid);
     }
 
     #[rstest]

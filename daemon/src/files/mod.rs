@@ -18,7 +18,7 @@ use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
 use serde_json::{Value, json};
 
-use crate::error::BerthError;
+use crate::error::{BerthError, is_disk_full};
 
 /// Largest file `read` returns and `write` accepts.
 pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
@@ -50,8 +50,14 @@ impl Folder {
     /// scratch folders are created on first use).
     pub fn open(root: &Path, prefix: String, create: bool) -> Result<Folder, BerthError> {
         if create {
-            std::fs::create_dir_all(root)
-                .map_err(|e| BerthError::internal(format!("creating {}: {e}", root.display())))?;
+            std::fs::create_dir_all(root).map_err(|e| {
+                if is_disk_full(&e) {
+                    let shown = root.display();
+                    BerthError::disk_full(format_args!("{prefix}: the folder {shown}"), &shown)
+                } else {
+                    BerthError::internal(format!("creating {}: {e}", root.display()))
+                }
+            })?;
         }
         let dir = Dir::open_ambient_dir(root, ambient_authority()).map_err(|e| {
             BerthError::refused(format!(
@@ -91,6 +97,7 @@ impl Folder {
             io::ErrorKind::DirectoryNotEmpty => BerthError::refused(format!(
                 "{q}: the folder is not empty; delete what is inside first"
             )),
+            _ if is_disk_full(&e) => BerthError::disk_full(&q, &q),
             _ if is_escape(&e) => BerthError::refused(format!(
                 "{q} leads outside its folder (through a symlink or \"..\"); berth never follows a path out"
             )),
@@ -128,9 +135,15 @@ impl Folder {
         let meta = self.dir.metadata(dot(rel)).map_err(|e| self.err(rel, e))?;
         if !meta.is_dir() {
             let q = self.q(rel);
+            let kind = kind_of(&meta.file_type());
+            let size = if meta.is_file() { meta.len() } else { 0 };
+            let text = match kind {
+                "file" => format!("{q} ({size} bytes)\n"),
+                _ => format!("{q}: {}\n", special_kind(&meta.file_type())),
+            };
             return Ok(ToolOutput {
-                text: format!("{q} ({} bytes)\n", meta.len()),
-                structured: json!({"entries": [{"path": q, "kind": "file", "size": meta.len()}]}),
+                text,
+                structured: json!({"entries": [{"path": q, "kind": kind, "size": size}]}),
             });
         }
         let mut entries = Vec::new();
@@ -139,13 +152,7 @@ impl Folder {
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
             let ft = entry.file_type().map_err(|e| self.err(rel, e))?;
-            let kind = if ft.is_dir() {
-                "dir"
-            } else if ft.is_symlink() {
-                "symlink"
-            } else {
-                "file"
-            };
+            let kind = kind_of(&ft);
             let size = if ft.is_file() {
                 entry.metadata().map(|m| m.len()).unwrap_or(0)
             } else {
@@ -496,9 +503,22 @@ pub fn move_path(
             to.q(name)
         )));
     }
-    from.dir
+    let moved = from
+        .dir
         .symlink_metadata(from_rel)
         .map_err(|e| from.err(from_rel, e))?;
+    let (f, t) = (from.q(from_rel), to.q(to_rel));
+    let into_itself = || {
+        BerthError::invalid(format!(
+            "{f} cannot be moved to {t}, which is inside it: a folder cannot be moved into itself; nothing was moved"
+        ))
+        .hint(format!("choose a target outside {f}"))
+    };
+    // The same folder spelled the same way is caught here; the rename's own
+    // refusal below catches the rest (one home reached by two spellings).
+    if moved.is_dir() && t != f && Path::new(&t).starts_with(&f) {
+        return Err(into_itself());
+    }
     if to.dir.symlink_metadata(to_rel).is_ok() {
         return Err(BerthError::refused(format!(
             "{}: already exists; delete it first or choose another name",
@@ -518,9 +538,11 @@ pub fn move_path(
                 .remove_file(from_rel)
                 .map_err(|e| from.err(from_rel, e))?;
         }
+        Err(e) if moved.is_dir() && e.kind() == io::ErrorKind::InvalidInput => {
+            return Err(into_itself());
+        }
         Err(e) => return Err(from.err(from_rel, e)),
     }
-    let (f, t) = (from.q(from_rel), to.q(to_rel));
     Ok(ToolOutput {
         text: format!("moved {f} to {t}\n"),
         structured: json!({"from": f, "to": t}),
@@ -571,6 +593,41 @@ fn clear_nonblocking(file: &cap_std::fs::File) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// An entry's `kind` in `ls`: `file`, `dir`, `symlink`, `fifo`, `socket`, `device`, or
+/// `other` for anything else. Only a `file` can be read, written or edited.
+fn kind_of(ft: &cap_std::fs::FileType) -> &'static str {
+    if ft.is_dir() {
+        "dir"
+    } else if ft.is_symlink() {
+        "symlink"
+    } else if ft.is_file() {
+        "file"
+    } else {
+        special_type(ft)
+    }
+}
+
+/// The kind of an entry that is not a file, folder or link.
+#[cfg(windows)]
+fn special_type(_: &cap_std::fs::FileType) -> &'static str {
+    "other"
+}
+
+/// The kind of an entry that is not a file, folder or link.
+#[cfg(unix)]
+fn special_type(ft: &cap_std::fs::FileType) -> &'static str {
+    use cap_std::fs::FileTypeExt;
+    if ft.is_fifo() {
+        "fifo"
+    } else if ft.is_socket() {
+        "socket"
+    } else if ft.is_char_device() || ft.is_block_device() {
+        "device"
+    } else {
+        "other"
+    }
 }
 
 /// What a special file is, in words.
@@ -797,6 +854,74 @@ mod tests {
         let err = move_path(&a, Path::new(""), &b, Path::new("y")).unwrap_err();
         assert!(err.message.contains("cannot be moved"), "{err}");
         assert_eq!(a.read(Path::new("d/x.md")).unwrap().text, "hi");
+    }
+
+    #[test]
+    fn moving_a_folder_into_itself_says_so_and_moves_nothing() {
+        let (t, f) = folder();
+        f.write(Path::new("a/keep.md"), "x").unwrap();
+        for to in ["a/b", "a/b/c"] {
+            let err = move_path(&f, Path::new("a"), &f, Path::new(to)).unwrap_err();
+            assert_eq!(err.code, berth_proto::codes::Code::Invalid, "{err}");
+            assert_eq!(
+                err.message,
+                format!(
+                    "w/a cannot be moved to w/{to}, which is inside it: a folder cannot be moved into itself; nothing was moved"
+                )
+            );
+            assert_eq!(err.hints, ["choose a target outside w/a"]);
+        }
+        // The same home opened twice, spelled two ways: the rename refuses.
+        let other = Folder::open(&t.path().join("home"), "./".into(), false).unwrap();
+        let err = move_path(&f, Path::new("a"), &other, Path::new("a/b")).unwrap_err();
+        assert_eq!(err.code, berth_proto::codes::Code::Invalid, "{err}");
+        assert!(err.message.contains("cannot be moved into itself"), "{err}");
+        assert!(!err.message.contains("os error"), "{err}");
+        assert_eq!(f.read(Path::new("a/keep.md")).unwrap().text, "x");
+        // A file whose name merely starts like the folder's is no nesting.
+        move_path(&f, Path::new("a"), &f, Path::new("ab")).unwrap();
+    }
+
+    #[test]
+    #[cfg(unix)] // FIFOs, sockets and devices
+    fn ls_gives_fifos_sockets_and_devices_kinds_of_their_own() {
+        let (t, f) = folder();
+        let home = t.path().join("home");
+        mkfifo(&home.join("pipe"));
+        let _sock = std::os::unix::net::UnixListener::bind(home.join("sock")).unwrap();
+        std::os::unix::fs::symlink("/dev/null", home.join("null")).unwrap();
+        f.write(Path::new("notes.md"), "abc").unwrap();
+        let out = f.ls(Path::new("")).unwrap();
+        let kinds: Vec<(String, String, u64)> = out.structured["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["path"].as_str().unwrap().to_string(),
+                    e["kind"].as_str().unwrap().to_string(),
+                    e["size"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        let want = [
+            ("w/notes.md", "file", 3),
+            ("w/null", "symlink", 0),
+            ("w/pipe", "fifo", 0),
+            ("w/sock", "socket", 0),
+        ];
+        let want: Vec<(String, String, u64)> = want
+            .iter()
+            .map(|(p, k, s)| (p.to_string(), k.to_string(), *s))
+            .collect();
+        assert_eq!(kinds, want);
+        // Named directly, too.
+        let one = quickly({
+            let f = std::sync::Arc::new(f);
+            move || f.ls(Path::new("pipe")).unwrap()
+        });
+        assert_eq!(one.structured["entries"][0]["kind"], "fifo");
+        assert_eq!(one.text, "w/pipe: a FIFO (named pipe)\n");
     }
 
     #[test]

@@ -117,8 +117,7 @@ impl Device {
     ) -> Result<Answer, BerthError> {
         let gathered = self.gather(caller, path)?;
         let registry = self.registry();
-        resolve(&gathered.facts(&registry, caller, argument, mode))
-            .map_err(|e| BerthError::not_found(e.to_string()))
+        resolve(&gathered.facts(&registry, caller, argument, mode)).map_err(pin_error)
     }
 
     /// [`Device::resolve`] answered from memory, when [`Device::gather_in_memory`] can gather
@@ -150,7 +149,7 @@ impl Device {
         if unpinned && let Ok(a) = &answer {
             self.answers().put(mode, a, generation, registry.clone());
         }
-        Some(answer.map_err(|e| BerthError::not_found(e.to_string())))
+        Some(answer.map_err(pin_error))
     }
 
     /// The resolution together with the walk drawn for a person.
@@ -164,7 +163,7 @@ impl Device {
         let gathered = self.gather(caller, path)?;
         let registry = self.registry();
         let facts = gathered.facts(&registry, caller, argument, mode);
-        let answer = resolve(&facts).map_err(|e| BerthError::not_found(e.to_string()))?;
+        let answer = resolve(&facts).map_err(pin_error)?;
         let explanation = berth_core::explain::explain(&facts, &answer);
         Ok((answer, explanation))
     }
@@ -201,5 +200,14 @@ fn plain_absolute(path: PathBuf) -> Option<PathBuf> {
         _ if has_dotdot(&normal) => None,
         Cow::Borrowed(_) => Some(path),
         Cow::Owned(plain) => Some(plain),
+    }
+}
+
+/// A pin that names no workspace: `invalid` when it cannot be a name at all, else `not-found`.
+fn pin_error(e: berth_core::resolve::ResolveError) -> BerthError {
+    if e.is_invalid_name() {
+        BerthError::invalid(e.to_string())
+    } else {
+        BerthError::not_found(e.to_string())
     }
 }

@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use crate::error::BerthError;
+use crate::error::{BerthError, is_disk_full};
 use crate::files::atomic::{Budget, sweep_stale};
 use crate::files::linkfree::{self, Handle, Identity};
 use crate::ops::device::Device;
@@ -228,7 +228,16 @@ impl Device {
                 "opening the home of workspace {name:?} at {path:?}: {e}"
             ))
         };
-        std::fs::create_dir_all(path).map_err(internal)?;
+        std::fs::create_dir_all(path).map_err(|e| {
+            if is_disk_full(&e) {
+                BerthError::disk_full(
+                    format_args!("the home of workspace {name:?} ({})", path.display()),
+                    path.display(),
+                )
+            } else {
+                internal(e)
+            }
+        })?;
         let data = self.open_data_dir().map_err(internal)?;
         linkfree::open_dir_beneath(Some(&data), &Path::new("workspaces").join(name)).map_err(|e| {
             if linkfree::is_link_refusal(&e) {

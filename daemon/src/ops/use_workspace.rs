@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use crate::error::BerthError;
+use crate::error::{BerthError, is_disk_full};
 use crate::ops::caller::Caller;
 use crate::ops::device::Device;
 use berth_core::names::check_workspace_name;
@@ -194,8 +194,13 @@ fn write_project_file(
     };
     if let Some(bytes) = backup {
         let backup = file.with_extension("json.bak");
-        berth_proto::atomic::write_atomic(&backup, bytes)
-            .map_err(|e| BerthError::internal(format!("backing up {}: {e}", file.display())))?;
+        berth_proto::atomic::write_atomic(&backup, bytes).map_err(|e| {
+            if is_disk_full(&e) {
+                no_space(&backup)
+            } else {
+                BerthError::internal(format!("backing up {}: {e}", file.display()))
+            }
+        })?;
         notes.push(format!(
             "replaced the unreadable {}; its old content is in {}",
             file.display(),
@@ -204,10 +209,30 @@ fn write_project_file(
     }
     let dir = file.parent().expect("project file has a folder");
     debug_assert!(dir.ends_with(PROJECT_DIR));
+    let made_dir = !dir.exists();
     std::fs::create_dir_all(dir)
         .and_then(|()| berth_proto::atomic::write_atomic(file, text.as_bytes()))
-        .map_err(|e| BerthError::refused(format!("writing {}: {e}", file.display())))?;
+        .map_err(|e| {
+            // A `.berth` made for this file goes with it (only while empty).
+            if made_dir {
+                let _ = std::fs::remove_dir(dir);
+            }
+            if is_disk_full(&e) {
+                no_space(file)
+            } else {
+                BerthError::refused(format!("writing {}: {e}", file.display()))
+            }
+        })?;
     Ok(true)
+}
+
+/// A project file (or its backup) not written for lack of space. The file comes before the
+/// registry, so neither the workspace nor its root was added either.
+fn no_space(file: &std::path::Path) -> BerthError {
+    let folder = file.parent().and_then(|p| p.parent()).unwrap_or(file);
+    let mut e = BerthError::disk_full(file.display(), folder.display());
+    e.message.push_str(" (no workspace or root was added)");
+    e
 }
 
 /// Reads the project file `use` is about to replace, as carefully as the walk

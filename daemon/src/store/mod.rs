@@ -194,6 +194,15 @@ pub enum StoreError {
     /// A constraint refused a write (a duplicate, a dangling reference).
     #[error("{0}")]
     Constraint(String),
+    /// SQLite found no space left for the database or its journal; the
+    /// transaction was rolled back.
+    #[error(
+        "the registry {path:?} was not written: the disk is full (no space left on device); nothing was changed. Free some space on that disk"
+    )]
+    DiskFull {
+        /// The database file.
+        path: PathBuf,
+    },
     /// Any other SQLite failure.
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
@@ -202,6 +211,8 @@ pub enum StoreError {
 /// The registry's storage.
 pub struct Store {
     conn: Mutex<Connection>,
+    /// The database file, named when it cannot be written.
+    path: PathBuf,
     /// Set once the daemon stops: from then on every commit is rolled back.
     writes_closed: Arc<AtomicBool>,
 }
@@ -222,9 +233,10 @@ impl Store {
         conn.commit_hook(Some(refuse_commit(writes_closed.clone())))?;
         let mut store = Store {
             conn: Mutex::new(conn),
+            path: path.to_path_buf(),
             writes_closed,
         };
-        store.migrate()?;
+        store.migrate().map_err(|e| full_at(&store.path, e))?;
         Ok(store)
     }
 
@@ -261,7 +273,7 @@ impl Store {
         f: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        f(&mut conn)
+        f(&mut conn).map_err(|e| full_at(&self.path, e))
     }
 
     /// [`Store::with`] under `synchronous=NORMAL`: what `f` commits is atomic, seen by every
@@ -273,7 +285,7 @@ impl Store {
     ) -> Result<T, StoreError> {
         let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         conn.pragma_update(None, "synchronous", "NORMAL")?;
-        let out = f(&mut conn);
+        let out = f(&mut conn).map_err(|e| full_at(&self.path, e));
         conn.pragma_update(None, "synchronous", "FULL")?;
         out
     }
@@ -290,13 +302,18 @@ impl Store {
         decide: impl FnOnce(&Write<'_>) -> Result<T, E>,
     ) -> Result<T, E> {
         let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let full = |e: rusqlite::Error| full_at(&self.path, StoreError::from(e));
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(StoreError::from)?;
+            .map_err(full)?;
         let registry = read_registry(&tx)?;
-        let write = Write { tx, registry };
+        let write = Write {
+            tx,
+            registry,
+            path: &self.path,
+        };
         let out = decide(&write)?;
-        write.tx.commit().map_err(StoreError::from)?;
+        write.tx.commit().map_err(full)?;
         Ok(out)
     }
 
@@ -605,6 +622,7 @@ impl Store {
 pub struct Write<'c> {
     tx: Transaction<'c>,
     registry: Registry,
+    path: &'c Path,
 }
 
 impl Write<'_> {
@@ -616,28 +634,28 @@ impl Write<'_> {
 
     /// Adds a workspace.
     pub fn create_workspace(&self, name: &str, home: &Home) -> Result<(), StoreError> {
-        insert_workspace(&self.tx, name, home)
+        insert_workspace(&self.tx, name, home).map_err(|e| full_at(self.path, e))
     }
 
     /// Deletes a workspace with its roots, and the `workspace.unassigned`
     /// setting when it names it. Returns whether the setting was reset.
     pub fn delete_workspace(&self, name: &str) -> Result<bool, StoreError> {
-        remove_workspace(&self.tx, name)
+        remove_workspace(&self.tx, name).map_err(|e| full_at(self.path, e))
     }
 
     /// Makes `name` the active workspace.
     pub fn set_active(&self, name: &str) -> Result<(), StoreError> {
-        update_active(&self.tx, name)
+        update_active(&self.tx, name).map_err(|e| full_at(self.path, e))
     }
 
     /// Approves `path` as a root of `workspace`; `false` if it already was.
     pub fn add_root(&self, workspace: &str, path: &Path) -> Result<bool, StoreError> {
-        insert_root(&self.tx, workspace, path)
+        insert_root(&self.tx, workspace, path).map_err(|e| full_at(self.path, e))
     }
 
     /// Sets a setting.
     pub fn set_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
-        upsert_setting(&self.tx, key, value)
+        upsert_setting(&self.tx, key, value).map_err(|e| full_at(self.path, e))
     }
 }
 
@@ -703,6 +721,20 @@ fn path_text(path: &Path) -> String {
 /// SQLite then answers `SQLITE_CONSTRAINT_COMMITHOOK` ([`is_refused_commit`]).
 fn refuse_commit(closed: Arc<AtomicBool>) -> impl FnMut() -> bool + Send + 'static {
     move || closed.load(Ordering::SeqCst) || !crate::pool::fate::may_commit()
+}
+
+/// `e` naming the database `path` when SQLite found the disk full (`SQLITE_FULL`).
+fn full_at(path: &Path, e: StoreError) -> StoreError {
+    match e {
+        StoreError::Sqlite(rusqlite::Error::SqliteFailure(f, _))
+            if f.code == rusqlite::ErrorCode::DiskFull =>
+        {
+            StoreError::DiskFull {
+                path: path.to_path_buf(),
+            }
+        }
+        other => other,
+    }
 }
 
 /// Whether SQLite refused a commit because the gate said no.
@@ -832,6 +864,10 @@ impl From<StoreError> for BerthError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::Constraint(m) => BerthError::refused(m),
+            StoreError::DiskFull { path } => {
+                let data = path.parent().unwrap_or(&path).display().to_string();
+                BerthError::disk_full(format_args!("the registry {}", path.display()), data)
+            }
             StoreError::Sqlite(e) if is_refused_commit(&e) => BerthError::shutting_down(
                 "berthd is stopping, so this write was not made; run the command again in a moment (it starts a new berthd)",
             ),
@@ -992,6 +1028,59 @@ mod tests {
         std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
         let err = Store::open(&path).err().expect("refused");
         assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_full_disk_names_the_database_and_commits_nothing() {
+        let (dir, store) = fresh();
+        // SQLite answers SQLITE_FULL when the file may not grow, as on a full disk.
+        store
+            .with(|c| {
+                let pages: i64 = c.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+                c.pragma_update(None, "max_page_count", pages)?;
+                Ok(())
+            })
+            .unwrap();
+        let mut made = 0;
+        let full = loop {
+            let name = format!("w{made}");
+            let wrote = store.write(|w| {
+                w.create_workspace(&name, &Home::Managed)?;
+                w.add_root(&name, &dir.path().join(&name))
+            });
+            match wrote {
+                Ok(_) => made += 1,
+                Err(e) => break e,
+            }
+            assert!(made < 10_000, "the database never filled");
+        };
+        let db = dir.path().join("berth.db");
+        assert!(
+            matches!(&full, StoreError::DiskFull { path } if *path == db),
+            "{full:?}"
+        );
+        let e = BerthError::from(full);
+        assert_eq!(e.code, berth_proto::codes::Code::DiskFull);
+        assert_eq!(
+            e.message,
+            format!(
+                "the registry {} was not written: the disk is full (no space left on device); nothing was changed",
+                db.display()
+            )
+        );
+        assert_eq!(
+            e.hints,
+            [format!(
+                "free some space on the disk that holds {}, then try again",
+                dir.path().display()
+            )]
+        );
+        // The failed transaction left no row behind.
+        let reg = store.snapshot().unwrap();
+        assert!(!reg.exists(&format!("w{made}")));
+        // Writes outside `Store::write` say the same.
+        let e = store.set_setting("scratch.keep_hours", &"9".repeat(100_000));
+        assert!(matches!(e, Err(StoreError::DiskFull { .. })), "{e:?}");
     }
 }
 

@@ -117,6 +117,105 @@ fn an_unknown_or_unclosed_placeholder_runs_nothing() {
     );
 }
 
+#[test]
+fn a_placeholder_in_a_word_a_shell_runs_as_code_runs_nothing() {
+    let env = TestEnv::new();
+    let marker = env.root().join("ran");
+    let m = marker.to_str().unwrap();
+    let touch_then = |code: &str| format!("touch '{m}'; {code}");
+    // Each form is refused before anything runs, whether or not the shell
+    // is installed here.
+    let forms: Vec<Vec<String>> = [
+        &["sh", "-c", "@echo {project}"][..],
+        &["bash", "-lc", "@echo {home}"],
+        &["/bin/sh", "-ec", "@echo {workspace}"],
+        &["env", "FOO=1", "dash", "-c", "@echo {project}"],
+        &["bash", "-o", "pipefail", "-c", "@cd {home}"],
+        &["zsh", "-c", "@echo {project}"],
+        &["ksh", "-c", "@echo {project}"],
+        &["fish", "--command", "@echo {project}"],
+        &["timeout", "5", "sh", "-c", "@echo {project}"],
+        &["env", "-S", "@sh -c 'echo {project}'"],
+        &["cmd", "/c", "@echo", "{project}"],
+        &["powershell", "-Command", "@echo {project}"],
+        &["pwsh", "-c", "@echo {project}"],
+        &["python3", "-c", "@print('{project}')"],
+        &["ssh", "localhost", "@echo {project}"],
+    ]
+    .iter()
+    .map(|form| {
+        form.iter()
+            .map(|w| match w.strip_prefix('@') {
+                Some(code) => touch_then(code),
+                None => w.to_string(),
+            })
+            .collect()
+    })
+    .collect();
+    for form in forms {
+        let mut args = vec![
+            "exec".to_string(),
+            "-w".into(),
+            "default".into(),
+            "--".into(),
+        ];
+        args.extend(form.iter().cloned());
+        let run = ran_nothing(env.run_berth(&args), 2, &marker);
+        let text = run.stderr();
+        assert!(
+            text.contains("is code that") && text.contains("Placeholders fill data only"),
+            "{form:?}: {text}"
+        );
+        // ssh's remote shell does not see the variables; every other hint names one.
+        if form[0] != "ssh" {
+            assert!(text.contains("BERTH_"), "{form:?}: {text}");
+        }
+    }
+    assert!(
+        env.daemon_pids().is_empty(),
+        "a template is refused before the daemon is asked"
+    );
+}
+
+// Runs sh, and the folder's name holds `;`, `$` and `#`.
+#[cfg(unix)]
+#[test]
+fn a_folder_named_like_a_command_is_never_run_and_berth_project_carries_it_literally() {
+    let env = TestEnv::new();
+    env.json(["workspace", "create", "shop"]);
+    let code = env.dir("code");
+    env.json(["root", "add", "shop", code.to_str().unwrap()]);
+    // A name a repository can choose for a folder of its own.
+    let project = env.git_root(env.dir("code/x;touch $HOME/INJECTED;#"));
+    let injected = env.home().join("INJECTED");
+    let run = env.run_in(
+        &project,
+        ["exec", "--", "sh", "-c", "echo starting in {project}"],
+    );
+    let run = ran_nothing(run, 2, &injected).stderr_has(&[
+        "echo starting in {project}",
+        "sh -c",
+        "\"$BERTH_PROJECT\"",
+    ]);
+    assert!(!injected.exists(), "{}", run.stderr());
+    // The safe forms: the variable, or the value as an argument of its own.
+    for args in [
+        &["sh", "-c", "echo starting in \"$BERTH_PROJECT\""][..],
+        &["sh", "-c", "echo starting in \"$1\"", "sh", "{project}"],
+    ] {
+        let mut all = vec!["exec", "--"];
+        all.extend_from_slice(args);
+        let run = env.run_in(&project, all).success();
+        assert_eq!(
+            run.stdout(),
+            format!("starting in {}\n", project.display()),
+            "{args:?}: {}",
+            run.stderr()
+        );
+        assert!(!injected.exists(), "{args:?}");
+    }
+}
+
 // Runs printf, a Unix program.
 #[cfg(unix)]
 #[test]

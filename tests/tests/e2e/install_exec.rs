@@ -234,6 +234,37 @@ fn bad_names_and_templates_are_usage_errors() {
     assert!(!env.home().join(".cursor").exists());
 }
 
+#[test]
+fn a_placeholder_in_shell_code_is_refused_at_install_and_nothing_is_written() {
+    let env = TestEnv::new();
+    for (client, rel, _) in CLIENTS {
+        let file = env.root().join(rel);
+        let run = env
+            .run_berth([
+                "install",
+                client,
+                "--exec",
+                "show",
+                "--",
+                "sh",
+                "-c",
+                "echo starting in {project}",
+            ])
+            .failure(2)
+            .stderr_has(&["sh -c", "{project}", "\"$BERTH_PROJECT\""]);
+        assert!(run.output.stdout.is_empty(), "{client}");
+        assert!(!file.exists(), "{client}: {}", file.display());
+    }
+    // The safe form registers.
+    let doc = install_exec(
+        &env,
+        "cursor",
+        "show",
+        &["sh", "-c", "echo starting in \"$BERTH_PROJECT\""],
+    );
+    assert_eq!(doc["changed"], true, "{doc}");
+}
+
 // Runs sh.
 #[cfg(unix)]
 #[test]
