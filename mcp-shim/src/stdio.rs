@@ -21,8 +21,9 @@ use tokio::sync::Mutex;
 use crate::scan::Scan;
 use crate::triage::{MAX_LINE_BYTES, Triage, too_long, triage};
 
-/// One pipe's worth: a large message arrives in few reads.
-const READ_BUFFER_BYTES: usize = 64 * 1024;
+/// As rmcp's: tokio zeroes the buffer, and a larger one cost every session's
+/// start more than the fewer reads of a rare large message gain.
+const READ_BUFFER_BYTES: usize = 8 * 1024;
 
 /// A buffer grown past this for one long line is given back after it.
 const KEEP_BUFFER_BYTES: usize = 1024 * 1024;
@@ -164,10 +165,14 @@ where
     ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
         let out = self.out.clone();
         async move {
-            let mut line = serde_json::to_vec(&item).map_err(io::Error::other)?;
-            line.push(b'\n');
             let mut out = out.lock().await;
-            out.pending.extend_from_slice(&line);
+            // Written straight into the queue: no copy of a large result.
+            let start = out.pending.len();
+            if let Err(e) = serde_json::to_writer(&mut out.pending, &item) {
+                out.pending.truncate(start);
+                return Err(io::Error::other(e));
+            }
+            out.pending.push(b'\n');
             out.drain().await
         }
     }

@@ -114,18 +114,23 @@ fn refuse(line: &[u8], parse: &serde_json::Error) -> Triage {
     }
 }
 
+/// Most members of a batch answered one by one; a larger batch gets one
+/// error, so a line of tiny members is not answered with many times its size.
+pub const MAX_BATCH_ANSWERS: usize = 1000;
+
 /// A batch: MCP dropped JSON-RPC batches in 2025-06-18, and berth-mcp takes
 /// none. Each request in it gets its error, in one array, as JSON-RPC answers
-/// a batch; an empty batch one error.
+/// a batch; an empty or very large batch one error.
 fn batch(items: &[Value]) -> Triage {
     const WHY: &str = "batches are not supported (MCP removed them in protocol 2025-06-18): \
                        send each message on its own line";
-    if items.is_empty() {
-        return Triage::Answer(error(
-            None,
-            INVALID_REQUEST,
-            format!("an empty batch: {WHY}"),
-        ));
+    if items.is_empty() || items.len() > MAX_BATCH_ANSWERS {
+        let what = if items.is_empty() {
+            "an empty batch".to_string()
+        } else {
+            format!("a batch of {} messages", items.len())
+        };
+        return Triage::Answer(error(None, INVALID_REQUEST, format!("{what}: {WHY}")));
     }
     let answers: Vec<Value> = items
         .iter()
@@ -350,6 +355,8 @@ mod tests {
                 .contains("batches are not supported")
         );
         assert_eq!(code_and_id(b"[]"), (-32600, Value::Null));
+        let huge = format!("[{}1]", "1,".repeat(MAX_BATCH_ANSWERS));
+        assert_eq!(code_and_id(huge.as_bytes()), (-32600, Value::Null));
         assert!(matches!(
             triage(br#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#),
             Triage::Ignore(_)
