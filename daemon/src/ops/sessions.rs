@@ -70,18 +70,24 @@ fn held_elsewhere(id: &str, held: Held, peer: Peer) -> BerthError {
         Held::Live(owner) => (owner, "registered it and holds it open"),
         Held::Registering(owner) => (owner, "is registering it again"),
     };
-    BerthError::owned(format!(
+    owned(format!(
         "session {id:?} belongs to process {}, which {what}; process {} may not register it or call its tools: a live session is used only by its own process, and registered again by another only once it has ended",
         owner.pid, peer.pid
     ))
-    .hint("to start a session of your own, register without a session id (as berth-mcp does at start)")
-    .hint("`berth sessions` lists the sessions and the process of each")
+}
+
+/// A `session-owned` refusal, with the ways forward.
+fn owned(message: String) -> BerthError {
+    BerthError::owned(message)
+        .hint("to start a session of your own, register without a session id (as berth-mcp does at start)")
+        .hint("`berth sessions` lists the sessions and the process of each")
 }
 
 impl Device {
     /// Registers a session: resolves its directory in agent mode and pins the
     /// answer, or re-adopts a session a restarted daemon lost, with its pin. A
-    /// session id another process holds is refused (see [`Device::check_owner`]).
+    /// session id another process holds is refused: while it is live, or while the process
+    /// the store names for it still runs.
     pub fn open_session(&self, caller: Caller, reg: Registration) -> Result<Session, BerthError> {
         let peer = reg.peer;
         let (id, pin, answered, pin_error, claim) = match reg.resume {
@@ -144,14 +150,10 @@ impl Device {
     /// registered it for as long as that process runs as a shim (the judgement of ADR 0011).
     fn check_not_running_elsewhere(&self, id: &str, peer: Peer) -> Result<(), BerthError> {
         match self.store().session_pid(id)? {
-            Some(owner) if owner != peer.pid && shim_running(owner) => Err(BerthError::owned(
-                format!(
-                    "session {id:?} belongs to process {owner}, which registered it and still runs; process {} may not register it again: a session is registered again only by its own process, or by another once that one has exited",
-                    peer.pid
-                ),
-            )
-            .hint("to start a session of your own, register without a session id (as berth-mcp does at start)")
-            .hint("`berth sessions` lists the sessions and the process of each")),
+            Some(owner) if owner != peer.pid && shim_running(owner) => Err(owned(format!(
+                "session {id:?} belongs to process {owner}, which registered it and still runs; process {} may not register it again: a session is registered again only by its own process, or by another once that one has exited",
+                peer.pid
+            ))),
             _ => Ok(()),
         }
     }
