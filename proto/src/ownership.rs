@@ -61,6 +61,7 @@ impl Role {
     }
 
     /// What moving the file aside costs.
+    #[cfg(unix)]
     fn aside(self) -> &'static str {
         match self {
             Role::Database => "berth then starts an empty registry",
@@ -302,17 +303,35 @@ fn walk(
             })?;
             let owner = m.uid();
             if owner != uid && owner != 0 {
+                let relink = format!(
+                    "replace the link with one of your own (`rm {l} && ln -s {t} {l}`)",
+                    l = next.display(),
+                    t = to.display()
+                );
+                let fix = if pending.is_empty() && !role.is_folder() {
+                    format!(
+                        "If you did not make it, remove it (`rm {}`): {}; if what it points to is yours, {relink}",
+                        next.display(),
+                        role.aside()
+                    )
+                } else {
+                    // The same place reached without the link: the folder itself, or the
+                    // folder holding the file.
+                    let mut through = here.join(&to);
+                    through.extend(pending.iter().rev());
+                    if !role.is_folder() {
+                        through.pop();
+                    }
+                    format!(
+                        "If {through:?} is yours, use it directly (set {var}={}) or {relink}",
+                        through.display()
+                    )
+                };
                 return Err(refuse(
                     format!(
                         "it is reached through the symlink {next:?} (to {to:?}), which belongs to uid {owner}, not to you (uid {uid}), and its owner can point it anywhere"
                     ),
-                    format!(
-                        "If {to:?} is your folder, use it directly (set {var}={}) or replace the link with one of your own (`rm {} && ln -s {} {}`)",
-                        to.display(),
-                        next.display(),
-                        to.display(),
-                        next.display()
-                    ),
+                    fix,
                 ));
             }
             links.push(Link {
