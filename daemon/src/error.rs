@@ -60,7 +60,7 @@ impl BerthError {
         Self::new(
             Code::DiskFull,
             format!(
-                "{what} was not written: the disk is full (no space left on device); nothing was changed"
+                "{what} could not be written: the disk is full (no space left on device); nothing was changed"
             ),
         )
         .hint(format!(
@@ -108,7 +108,7 @@ mod tests {
         assert_eq!(e.code.as_str(), "disk-full");
         assert_eq!(
             e.message,
-            "w/notes.md was not written: the disk is full (no space left on device); nothing was changed"
+            "w/notes.md could not be written: the disk is full (no space left on device); nothing was changed"
         );
         assert_eq!(
             e.hints,

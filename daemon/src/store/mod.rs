@@ -197,7 +197,7 @@ pub enum StoreError {
     /// SQLite found no space left for the database or its journal; the
     /// transaction was rolled back.
     #[error(
-        "the registry {path:?} was not written: the disk is full (no space left on device); nothing was changed. Free some space on that disk"
+        "the registry {path:?} could not be written: the disk is full (no space left on device); nothing was changed. Free some space on that disk"
     )]
     DiskFull {
         /// The database file.
@@ -1064,7 +1064,7 @@ mod tests {
         assert_eq!(
             e.message,
             format!(
-                "the registry {} was not written: the disk is full (no space left on device); nothing was changed",
+                "the registry {} could not be written: the disk is full (no space left on device); nothing was changed",
                 db.display()
             )
         );

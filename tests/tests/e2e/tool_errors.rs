@@ -261,7 +261,8 @@ async fn a_full_disk_under_a_home_or_a_project_is_disk_full_and_changes_nothing(
     let (id, _held) = open(&env, &plain).await;
     disk.fill();
 
-    let why = "was not written: the disk is full (no space left on device); nothing was changed";
+    let why =
+        "could not be written: the disk is full (no space left on device); nothing was changed";
     failed(
         tool(
             &env,
@@ -344,7 +345,7 @@ fn a_full_disk_under_the_registry_is_disk_full_and_commits_nothing() {
         .failure(1)
         .stderr_has(&[
             &format!(
-                "Error: the registry {} was not written: the disk is full (no space left on device); nothing was changed",
+                "Error: the registry {} could not be written: the disk is full (no space left on device); nothing was changed",
                 db.display()
             ),
             &format!(
