@@ -6,8 +6,11 @@
 //! disk) and compared with the uncached oracle (the pure core over `RealFs`, from a fresh
 //! `canonicalize`). Folders are also swapped for symbolic links, links retargeted and links
 //! swapped back for folders, and every link is resolved too, so an answer from memory that
-//! still believes a path is canonical shows up. Zero stale answers are allowed; see below for
-//! answers late at 20 ms.
+//! still believes a path is canonical shows up. Project files are given second names (hard
+//! links) in a folder nothing watches, written through those names, made names of each other
+//! across folders, and have names taken away again, so an answer that trusts watches for a file
+//! with more than one name shows up too. Zero stale answers are allowed; see below for answers
+//! late at 20 ms.
 //!
 //! `BERTH_STRESS_OPS` sets the number of filesystem changes (default 2,000; the long run is
 //! 1,000,000), `BERTH_STRESS_SEED` the seed, and `BERTH_STRESS_LATE_PER_MILLE` how many
@@ -23,6 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use berth_core::fsview::{DirLook, FsView, look_along};
+use berth_core::project_file::project_file_path;
 use berth_core::registry::Home;
 use berth_core::resolve::{Answer, Facts, Mode, resolve};
 use berth_core::walk::walk_plan;
@@ -66,10 +70,12 @@ fn env_u64(key: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// A temp world: a home the walks stop at, a tree beside it, and a device over a fresh store.
+/// A temp world: a home the walks stop at, a tree beside it, a folder beside both that nothing
+/// watches, and a device over a fresh store.
 struct World {
     _tmp: tempfile::TempDir,
     tree: PathBuf,
+    outside: PathBuf,
     homes: Vec<PathBuf>,
     device: Arc<Device>,
 }
@@ -81,7 +87,8 @@ impl World {
         let home = base.join("home");
         let tree = base.join("tree");
         let data = base.join("data");
-        for d in [&home, &tree, &data] {
+        let outside = base.join("outside");
+        for d in [&home, &tree, &data, &outside] {
             std::fs::create_dir(d).unwrap();
         }
         let store = Store::open(&data.join("berth.db")).unwrap();
@@ -104,6 +111,7 @@ impl World {
         World {
             _tmp: tmp,
             tree,
+            outside,
             homes: vec![home],
             device: Arc::new(device),
         }
@@ -198,13 +206,16 @@ fn served(
     }
 }
 
-/// The generator's view of the tree: the plain folders that exist, and the symbolic links
-/// (each pointing at a folder that existed when it was made).
+/// The generator's view of the tree: the plain folders that exist, the symbolic links (each
+/// pointing at a folder that existed when it was made), and the second names of project files
+/// (hard links, in a folder outside the tree).
 struct Generator {
     rng: Rng,
     tree: PathBuf,
+    outside: PathBuf,
     dirs: Vec<PathBuf>,
     links: Vec<PathBuf>,
+    names: Vec<PathBuf>,
     serial: u64,
 }
 
@@ -255,6 +266,23 @@ impl Generator {
         format!("d{}", self.serial)
     }
 
+    /// Changes a file in place (the same file, whichever of its names `path` is): one letter
+    /// moved on, so the size stays, or a new body.
+    fn edit_in_place(&mut self, path: &Path) {
+        let Ok(old) = std::fs::read(path) else { return };
+        let new = if self.rng.below(2) == 0 {
+            let mut new = old;
+            if let Some(pos) = new.iter().position(|b| b.is_ascii_lowercase()) {
+                new[pos] = if new[pos] == b'z' { b'a' } else { new[pos] + 1 };
+            }
+            new
+        } else {
+            self.project_body().into_bytes()
+        };
+        // std's write truncates and writes the same file: no rename, no new inode.
+        let _ = std::fs::write(path, new);
+    }
+
     fn project_body(&mut self) -> String {
         match self.rng.below(6) {
             0 => "{ not json".into(),
@@ -269,7 +297,7 @@ impl Generator {
         let dir = self.random_dir();
         let berth = dir.join(".berth");
         let file = berth.join("workspace.json");
-        match self.rng.below(20) {
+        match self.rng.below(24) {
             0..=2 => {
                 if dir.components().count() - self.tree.components().count() < 6 {
                     let new = dir.join(self.fresh_name());
@@ -301,6 +329,39 @@ impl Generator {
                         new[pos] = if new[pos] == b'z' { b'a' } else { new[pos] + 1 };
                     }
                     let _ = std::fs::write(&file, new);
+                }
+            }
+            20 => {
+                // A second name for the project file, in a folder nothing watches.
+                let fresh = format!("{}.json", self.fresh_name());
+                let name = self.outside.join(fresh);
+                if std::fs::hard_link(&file, &name).is_ok() {
+                    self.names.push(name);
+                }
+            }
+            21 => {
+                // Written through that other name: no watched folder holds it.
+                if !self.names.is_empty() {
+                    let name = self.rng.pick(&self.names).clone();
+                    self.edit_in_place(&name);
+                }
+            }
+            22 => {
+                // The project file becomes a name of another folder's (linked aside, renamed
+                // over it), so the two folders share one file.
+                let from = project_file_path(&self.random_dir());
+                let tmp = berth.join(".workspace.json.link");
+                let _ = std::fs::create_dir(&berth);
+                if std::fs::hard_link(&from, &tmp).is_ok() && std::fs::rename(&tmp, &file).is_err()
+                {
+                    let _ = std::fs::remove_file(&tmp);
+                }
+            }
+            23 => {
+                // A second name goes: the file may be down to one name again.
+                if !self.names.is_empty() {
+                    let name = self.names.swap_remove(self.rng.below(self.names.len()));
+                    let _ = std::fs::remove_file(name);
                 }
             }
             10 => {
@@ -383,8 +444,10 @@ fn stress(world: &World, ops: u64, seed: u64) -> Tally {
     let mut generator = Generator {
         rng: Rng(seed),
         tree: world.tree.clone(),
+        outside: world.outside.clone(),
         dirs: Vec::new(),
         links: Vec::new(),
+        names: Vec::new(),
         serial: 0,
     };
     let shared_dirs: Arc<Mutex<Vec<PathBuf>>> = Arc::default();

@@ -6,11 +6,17 @@
 //! - **Watched**: before the disk is read, the folder, each of its ancestors and its `.berth/`
 //!   folder are watched (non-recursive). Any later change that could alter the entry produces an
 //!   event, and the worker thread drops the entry. A change before the watch is seen by the read.
+//!   On Linux the project file is watched by itself too: inotify watches a file, not a name, so
+//!   a write or a new hard link made through a folder nobody watches is still an event.
+//! - **Linked**: a project file with more than one name (a hard link) is watched as above but
+//!   also stat-checked on every use (device, inode, links, size, mtime, ctime), so it is never
+//!   answered from watches alone (docs/decisions/0038-a-hard-linked-project-file-is-checked-on-use.md).
 //! - **Stat-checked**: when no watch can be had (the configured limit, the kernel's limit, or a
 //!   network filesystem that delivers no events), the entry keeps a fingerprint of the folder,
 //!   `.berth/` and the project file (device, inode, size, mtime, ctime) and is re-checked on
-//!   every use. An entry whose fingerprint is younger than [`CacheConfig::trust_after`] is not
-//!   kept at all: timestamps are coarse and two writes within one tick look alike.
+//!   every use. An entry whose fingerprint (or a linked file's stamp) is younger than
+//!   [`CacheConfig::trust_after`] is not kept at all: timestamps are coarse and two writes
+//!   within one tick look alike.
 //! - **Never cached**: a `.berth` or project file that is a symlink (its target can change
 //!   without any event here), and relative paths.
 //!
@@ -87,8 +93,20 @@ pub struct CacheStats {
 /// Why a stored entry is still true.
 #[derive(Debug, Clone)]
 enum Check {
+    /// The watches alone: no I/O on use.
     Watched,
+    /// Watched, but the project file has more than one name: a write through a name in a folder
+    /// nobody watches is no event on this one, so the file's stamp is compared on every use.
+    Linked(Box<Stamp>),
     Stat(Box<Fingerprint>),
+}
+
+impl Check {
+    /// Whether the entry is true without a look at the disk: only such entries may answer from
+    /// memory (ADR 0025, ADR 0034).
+    fn from_watches_alone(&self) -> bool {
+        matches!(self, Check::Watched)
+    }
 }
 
 #[derive(Debug)]
@@ -183,6 +201,10 @@ struct WatchTable {
     max: usize,
     /// The kernel refused a watch; cleared when a watch is given back.
     kernel_full: bool,
+    /// The project files watched by themselves, with the file (device, inode) each watch is on.
+    /// The kernel keeps one watch per file, not per name: two names of one file share it, and
+    /// giving it back for one takes it from both.
+    files: HashMap<PathBuf, (u64, u64)>,
 }
 
 impl WatchTable {
@@ -210,25 +232,52 @@ impl WatchTable {
         }
     }
 
-    /// Forgets `dir` and every watch beneath it.
-    fn forget_under(&mut self, dir: &Path) {
+    /// Forgets `dir` and every watch beneath it. Returns the project files forgotten with them
+    /// because they are names of a file forgotten here (their entries lost their watch too).
+    fn forget_under(&mut self, dir: &Path) -> Vec<PathBuf> {
         let gone: Vec<PathBuf> = self
             .watched
             .range::<Path, _>((Bound::Included(dir), Bound::Unbounded))
             .take_while(|p| p.starts_with(dir))
             .cloned()
             .collect();
-        for p in gone {
-            self.watcher.unwatch(&p);
-            self.watched.remove(&p);
-            self.kernel_full = false;
+        let mut ids = Vec::new();
+        for p in &gone {
+            self.forget(p);
+            ids.extend(self.files.remove(p));
         }
+        self.forget_files(&ids)
+    }
+
+    /// Forgets the watches of every project file that is one of `ids`; returns their names.
+    fn forget_files(&mut self, ids: &[(u64, u64)]) -> Vec<PathBuf> {
+        if ids.is_empty() {
+            return Vec::new();
+        }
+        let names: Vec<PathBuf> = self
+            .files
+            .iter()
+            .filter(|(_, id)| ids.contains(id))
+            .map(|(p, _)| p.clone())
+            .collect();
+        for p in &names {
+            self.forget(p);
+            self.files.remove(p);
+        }
+        names
+    }
+
+    fn forget(&mut self, p: &Path) {
+        self.watcher.unwatch(p);
+        self.watched.remove(p);
+        self.kernel_full = false;
     }
 
     fn forget_all(&mut self) {
         for p in std::mem::take(&mut self.watched) {
             self.watcher.unwatch(&p);
         }
+        self.files.clear();
         self.kernel_full = false;
     }
 }
@@ -245,8 +294,21 @@ enum WorkerMsg {
 /// How a fill will keep its result true.
 enum Plan {
     Watched,
+    Linked(Box<Stamp>),
     Stat(Box<Fingerprint>),
     Uncached,
+}
+
+/// What watching a project file by itself gave.
+enum FileWatch {
+    /// Watched, on the file the look before saw there.
+    Held,
+    /// Another file was put at the name meanwhile: its event is on the way.
+    Moved,
+    /// Watched, but the file gained a name meanwhile: checked on use, with this stamp.
+    Linked(Stamp),
+    /// No watch to be had.
+    Refused,
 }
 
 /// The lookup cache. See the module documentation.
@@ -313,6 +375,7 @@ impl LookupCache {
                 watched: BTreeSet::new(),
                 max: config.max_watches,
                 kernel_full: false,
+                files: HashMap::new(),
             }),
             config,
             to_worker: tx,
@@ -383,22 +446,25 @@ impl LookupCache {
 
     /// A stored entry that is still true, if any. Never does I/O under the lock.
     fn lookup(&self, dir: &Path) -> Option<DirLook> {
-        let (look, fingerprint) = {
+        let (look, check) = {
             let entries = self.read_entries();
             let slot = entries.slots.get(dir)?;
             let SlotState::Ready { look, check, .. } = &slot.state else {
                 return None;
             };
             slot.used.store(self.clock.load(Relaxed), Relaxed);
-            match check {
-                Check::Watched => {
-                    self.hits.fetch_add(1, Relaxed);
-                    return Some(look.clone());
-                }
-                Check::Stat(fp) => (look.clone(), fp.clone()),
+            if check.from_watches_alone() {
+                self.hits.fetch_add(1, Relaxed);
+                return Some(look.clone());
             }
+            (look.clone(), check.clone())
         };
-        if Fingerprint::take(dir).as_ref() == Some(&*fingerprint) {
+        let still = match check {
+            Check::Watched => true,
+            Check::Linked(stamp) => Stamp::of(&project_file_path(dir)).as_ref() == Some(&*stamp),
+            Check::Stat(fingerprint) => Fingerprint::take(dir).as_ref() == Some(&*fingerprint),
+        };
+        if still {
             self.hits.fetch_add(1, Relaxed);
             Some(look)
         } else {
@@ -411,12 +477,12 @@ impl LookupCache {
     pub(crate) fn knows_canonical_dir(&self, dir: &Path) -> bool {
         self.read_entries().slots.get(dir).is_some_and(|slot| {
             matches!(
-                slot.state,
+                &slot.state,
                 SlotState::Ready {
-                    check: Check::Watched,
+                    check,
                     canonical: true,
                     ..
-                }
+                } if check.from_watches_alone()
             )
         })
     }
@@ -431,14 +497,12 @@ impl LookupCache {
         let mut steps = Vec::with_capacity(dirs.len());
         for dir in dirs {
             let slot = entries.slots.get(dir.as_path())?;
-            let SlotState::Ready {
-                look,
-                check: Check::Watched,
-                ..
-            } = &slot.state
-            else {
+            let SlotState::Ready { look, check, .. } = &slot.state else {
                 return None;
             };
+            if !check.from_watches_alone() {
+                return None;
+            }
             slot.used.store(now, Relaxed);
             steps.push(WalkStep {
                 look: look.clone(),
@@ -483,6 +547,7 @@ impl LookupCache {
         let look = self.inner.look(dir);
         let check = match plan {
             Plan::Watched => Check::Watched,
+            Plan::Linked(stamp) => Check::Linked(stamp),
             Plan::Stat(fp) => Check::Stat(fp),
             Plan::Uncached => {
                 let mut entries = self.write_entries();
@@ -539,14 +604,30 @@ impl LookupCache {
             return Plan::Uncached;
         }
         let berth_is_dir = berth_meta.as_ref().is_some_and(|m| m.is_dir());
-        if berth_is_dir
-            && std::fs::symlink_metadata(project_file_path(dir))
-                .is_ok_and(|m| m.file_type().is_symlink())
+        let file = project_file_path(dir);
+        let file_meta = berth_is_dir
+            .then(|| std::fs::symlink_metadata(&file).ok())
+            .flatten();
+        if file_meta
+            .as_ref()
+            .is_some_and(|m| m.file_type().is_symlink())
         {
             return Plan::Uncached;
         }
         if dir_watched && (!berth_is_dir || self.watch(dir, Some(&berth))) {
-            return Plan::Watched;
+            let Some(meta) = file_meta.filter(|m| m.is_file()) else {
+                return Plan::Watched;
+            };
+            let stamp = Stamp::of_metadata(&meta);
+            if names(&file, &meta) > 1 {
+                return self.linked(stamp);
+            }
+            match self.watch_file(&file, &stamp) {
+                FileWatch::Held => return Plan::Watched,
+                FileWatch::Moved => return Plan::Uncached,
+                FileWatch::Linked(now) => return self.linked(now),
+                FileWatch::Refused => {}
+            }
         }
         match Fingerprint::take(dir) {
             Some(fp) if !fp.is_recent(SystemTime::now(), self.config.trust_after) => {
@@ -554,6 +635,66 @@ impl LookupCache {
             }
             _ => Plan::Uncached,
         }
+    }
+
+    /// The plan for a watched folder whose project file has more than one name.
+    fn linked(&self, stamp: Stamp) -> Plan {
+        if stamp.is_recent(SystemTime::now(), self.config.trust_after) {
+            Plan::Uncached
+        } else {
+            Plan::Linked(Box::new(stamp))
+        }
+    }
+
+    /// Watches the project file `file` by itself, `seen` being its stamp from just before. Only
+    /// inotify watches files rather than names; elsewhere the folder's watch is all there is.
+    #[cfg(target_os = "linux")]
+    fn watch_file(&self, file: &Path, seen: &Stamp) -> FileWatch {
+        {
+            let mut table = self.lock_watches();
+            match table.files.get(file) {
+                Some(id) if *id == seen.id() => return FileWatch::Held,
+                // The name holds another file now; the change's event will forget the watch.
+                Some(_) => return FileWatch::Moved,
+                None => {}
+            }
+            let added = table.add(file);
+            self.watch_count.store(table.watched.len(), Relaxed);
+            if !added {
+                return FileWatch::Refused;
+            }
+            table.files.insert(file.to_path_buf(), seen.id());
+        }
+        // The watch is on whatever file the name held when it was added: the one seen before
+        // only if the name still holds it now.
+        let now = Stamp::of(file);
+        match now {
+            Some(now) if now.id() == seen.id() && now.links > 1 => FileWatch::Linked(now),
+            Some(now) if now.id() == seen.id() => FileWatch::Held,
+            _ => {
+                // Which file the watch is on is not known: it goes, with any other name's watch
+                // it may share.
+                let mates = {
+                    let mut table = self.lock_watches();
+                    table.files.remove(file);
+                    table.forget(file);
+                    let ids: Vec<_> = [Some(seen.id()), now.map(|n| n.id())]
+                        .into_iter()
+                        .flatten()
+                        .collect();
+                    let mates = table.forget_files(&ids);
+                    self.watch_count.store(table.watched.len(), Relaxed);
+                    mates
+                };
+                self.drop_folders_of(&mates);
+                FileWatch::Moved
+            }
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn watch_file(&self, _file: &Path, _seen: &Stamp) -> FileWatch {
+        FileWatch::Held
     }
 
     /// Watches `dir`, the ancestors not watched yet (farthest first), and `berth`.
@@ -568,17 +709,32 @@ impl LookupCache {
         ok
     }
 
-    /// Forgets the watches at and under `dir` (before the entries they guard go).
+    /// Forgets the watches at and under `dir` (before the entries they guard go), and those of
+    /// other names of a project file forgotten here, whose folders' entries it drops.
     fn forget_watches_under(&self, dir: &Path) {
-        let mut table = self.lock_watches();
-        if table
-            .watched
-            .range::<Path, _>((Bound::Included(dir), Bound::Unbounded))
-            .next()
-            .is_some_and(|p| p.starts_with(dir))
-        {
-            table.forget_under(dir);
+        let mates = {
+            let mut table = self.lock_watches();
+            if !table
+                .watched
+                .range::<Path, _>((Bound::Included(dir), Bound::Unbounded))
+                .next()
+                .is_some_and(|p| p.starts_with(dir))
+            {
+                return;
+            }
+            let mates = table.forget_under(dir);
             self.watch_count.store(table.watched.len(), Relaxed);
+            mates
+        };
+        self.drop_folders_of(&mates);
+    }
+
+    /// Drops the entries of the folders whose project files are `files`.
+    fn drop_folders_of(&self, files: &[PathBuf]) {
+        for file in files {
+            if let Some(folder) = file.parent().and_then(Path::parent) {
+                self.invalidate_one(folder);
+            }
         }
     }
 
@@ -688,24 +844,30 @@ struct Stamp {
     dev: u64,
     ino: u64,
     mode: u32,
+    /// How many names the file has (0 where the platform does not say).
+    links: u64,
     size: u64,
     mtime: (i64, i64),
     ctime: (i64, i64),
 }
 
 impl Stamp {
-    #[cfg(unix)]
     fn of(path: &Path) -> Option<Stamp> {
+        Some(Self::of_metadata(&std::fs::symlink_metadata(path).ok()?))
+    }
+
+    #[cfg(unix)]
+    fn of_metadata(m: &std::fs::Metadata) -> Stamp {
         use std::os::unix::fs::MetadataExt;
-        let m = std::fs::symlink_metadata(path).ok()?;
-        Some(Stamp {
+        Stamp {
             dev: m.dev(),
             ino: m.ino(),
             mode: m.mode(),
+            links: m.nlink(),
             size: m.size(),
             mtime: (m.mtime(), m.mtime_nsec()),
             ctime: (m.ctime(), m.ctime_nsec()),
-        })
+        }
     }
 
     /// Windows tells a path's attributes, size, and write and creation times (100 ns ticks
@@ -713,10 +875,9 @@ impl Stamp {
     /// weaker one. Entries under watches, which is every local file system on Windows, do
     /// not rely on it.
     #[cfg(windows)]
-    fn of(path: &Path) -> Option<Stamp> {
+    fn of_metadata(m: &std::fs::Metadata) -> Stamp {
         use std::os::windows::fs::MetadataExt;
         const DIRECTORY: u32 = 0x10;
-        let m = std::fs::symlink_metadata(path).ok()?;
         let ticks = |t: u64| {
             // 1601 to 1970, in 100 ns ticks.
             let unix = t as i64 - 116_444_736_000_000_000;
@@ -725,7 +886,7 @@ impl Stamp {
                 unix.rem_euclid(10_000_000) * 100,
             )
         };
-        Some(Stamp {
+        Stamp {
             dev: 0,
             ino: 0,
             mode: if m.file_attributes() & DIRECTORY != 0 {
@@ -733,11 +894,63 @@ impl Stamp {
             } else {
                 0o100_000
             },
+            links: 0,
             size: m.file_size(),
             mtime: ticks(m.last_write_time()),
             ctime: ticks(m.creation_time()),
-        })
+        }
     }
+
+    /// Which file it is: (device, inode).
+    fn id(&self) -> (u64, u64) {
+        (self.dev, self.ino)
+    }
+
+    /// Whether a timestamp is within `window` of `now` (or in the future): a second change in
+    /// the same clock tick would then leave the stamp unchanged.
+    fn is_recent(&self, now: SystemTime, window: Duration) -> bool {
+        let limit = now
+            .checked_sub(window)
+            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as i128);
+        let ns = |(s, n): (i64, i64)| i128::from(s) * 1_000_000_000 + i128::from(n);
+        ns(self.mtime) >= limit || ns(self.ctime) >= limit
+    }
+}
+
+/// How many names (hard links) the file at `path`, whose `lstat` is `meta`, has.
+#[cfg(unix)]
+fn names(_path: &Path, meta: &std::fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    meta.nlink()
+}
+
+/// How many names (hard links) the file at `path` has. Windows says it only through a handle;
+/// a file that cannot be asked counts as linked, so it is checked on use.
+#[cfg(windows)]
+fn names(path: &Path, _meta: &std::fs::Metadata) -> u64 {
+    use std::os::windows::fs::OpenOptionsExt;
+    use std::os::windows::io::AsRawHandle;
+    use windows_sys::Win32::Storage::FileSystem::{
+        BY_HANDLE_FILE_INFORMATION, FILE_FLAG_BACKUP_SEMANTICS, FILE_FLAG_OPEN_REPARSE_POINT,
+        FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE, GetFileInformationByHandle,
+    };
+    // No access asked: the attributes alone, and no writer or deleter is kept out meanwhile.
+    let Ok(f) = std::fs::OpenOptions::new()
+        .access_mode(0)
+        .share_mode(FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE)
+        .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT | FILE_FLAG_BACKUP_SEMANTICS)
+        .open(path)
+    else {
+        return u64::MAX;
+    };
+    // SAFETY: all-zero is a valid value of this plain struct.
+    let mut info: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
+    // SAFETY: a live handle and a struct that lives for the call.
+    if unsafe { GetFileInformationByHandle(f.as_raw_handle(), &mut info) } == 0 {
+        return u64::MAX;
+    }
+    u64::from(info.nNumberOfLinks)
 }
 
 impl Fingerprint {
@@ -761,18 +974,12 @@ impl Fingerprint {
         })
     }
 
-    /// Whether any timestamp is within `window` of `now` (or in the future): a second change in
-    /// the same clock tick would then leave the fingerprint unchanged.
+    /// Whether any of its stamps is recent (see [`Stamp::is_recent`]).
     fn is_recent(&self, now: SystemTime, window: Duration) -> bool {
-        let limit = now
-            .checked_sub(window)
-            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos() as i128);
-        let ns = |(s, n): (i64, i64)| i128::from(s) * 1_000_000_000 + i128::from(n);
         [Some(self.dir), self.berth, self.file]
             .into_iter()
             .flatten()
-            .any(|s| ns(s.mtime) >= limit || ns(s.ctime) >= limit)
+            .any(|s| s.is_recent(now, window))
     }
 }
 
@@ -878,8 +1085,9 @@ mod tests {
         assert_eq!(cache.look(&dir), DirLook::file("notes"));
         let s = cache.stats();
         assert_eq!((s.entries, s.hits, s.misses), (1, 1, 1));
-        // dir, .berth, and every ancestor but `/`.
-        assert_eq!(s.watches, dir.ancestors().count() - 1 + 1);
+        // dir, .berth, and every ancestor but `/`; on Linux the project file too.
+        let file = usize::from(cfg!(target_os = "linux"));
+        assert_eq!(s.watches, dir.ancestors().count() - 1 + 1 + file);
     }
 
     /// Waits until `dir` is no longer known as canonical (an event has to arrive).
@@ -1091,6 +1299,137 @@ mod tests {
         assert_eq!(cache.stats().entries, 0);
         std::fs::write(&target, r#"{"workspace": "bbbb"}"#).unwrap();
         assert_eq!(cache.look(&root), DirLook::file("bbbb"));
+    }
+
+    /// A cache whose watches are real but whose events are all dropped: what it answers right
+    /// comes from checks on use alone.
+    fn deaf_cache(trust_after: Duration) -> Arc<LookupCache> {
+        LookupCache::with_parts(
+            CacheConfig {
+                trust_after,
+                ..CacheConfig::default()
+            },
+            Arc::new(RealFs),
+            |_| Box::new(NotifyWatcher::new(EventSink::new(|_| {})).unwrap()),
+        )
+    }
+
+    #[test]
+    fn a_project_file_with_two_names_is_checked_on_every_use_and_never_from_memory() {
+        let (_t, root) = tree();
+        let dir = root.join("top/proj");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(root.join("other")).unwrap();
+        let other = root.join("other/pf.json");
+        std::fs::write(&other, r#"{"workspace": "aaaa"}"#).unwrap();
+        std::fs::create_dir(dir.join(PROJECT_DIR)).unwrap();
+        std::fs::hard_link(&other, project_file_path(&dir)).unwrap();
+        // No event ever arrives, and the file's stamp is trusted at once: only the check on use
+        // can see a write through the other name.
+        let cache = deaf_cache(Duration::ZERO);
+        assert_eq!(cache.look(&dir), DirLook::file("aaaa"));
+        assert_eq!(cache.stats().entries, 1, "kept, with its stamp");
+        assert_eq!(cache.look(&dir), DirLook::file("aaaa"));
+        assert_eq!(cache.stats().hits, 1);
+        assert!(cache.look_along_in_memory(vec![dir.clone()]).is_none());
+        assert!(!cache.knows_canonical_dir(&dir));
+        std::fs::write(&other, r#"{"workspace": "bbbbbb"}"#).unwrap();
+        assert_eq!(cache.look(&dir), DirLook::file("bbbbbb"));
+        // A fresh stamp is not trusted: a second write in the same tick would look the same.
+        let recent = deaf_cache(Duration::from_secs(3600));
+        assert_eq!(recent.look(&dir), DirLook::file("bbbbbb"));
+        assert_eq!(recent.stats().entries, 0);
+    }
+
+    #[test]
+    fn a_project_file_with_one_name_is_answered_from_memory() {
+        let (_t, root) = tree();
+        write_file(&root, r#"{"workspace": "aaaa"}"#);
+        let cache = deaf_cache(Duration::ZERO);
+        cache.look(&root);
+        assert!(cache.look_along_in_memory(vec![root.clone()]).is_some());
+        assert!(cache.knows_canonical_dir(&root));
+    }
+
+    /// inotify watches files, not names: a hard link made later, and a write through it, reach
+    /// the project file's own watch though no watched folder holds the new name.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_hard_link_made_later_and_a_write_through_it_are_seen() {
+        let (_t, root) = tree();
+        let dir = root.join("proj");
+        std::fs::create_dir(&dir).unwrap();
+        write_file(&dir, r#"{"workspace": "aaaa"}"#);
+        let elsewhere = tempfile::tempdir().unwrap();
+        let cache = LookupCache::new(CacheConfig::default());
+        assert_eq!(cache.look(&dir), DirLook::file("aaaa"));
+        assert!(cache.look_along_in_memory(vec![dir.clone()]).is_some());
+        let x = elsewhere.path().join("x");
+        std::fs::hard_link(project_file_path(&dir), &x).unwrap();
+        std::fs::write(&x, r#"{"workspace": "bbbb"}"#).unwrap();
+        settles(&cache, &dir);
+        assert_eq!(cache.look(&dir), DirLook::file("bbbb"));
+        assert!(
+            cache.look_along_in_memory(vec![dir.clone()]).is_none(),
+            "two names now: checked on use"
+        );
+    }
+
+    /// A watcher that records what it was asked.
+    #[derive(Default, Clone)]
+    struct Recorder(Arc<Mutex<Vec<String>>>);
+
+    impl DirWatcher for Recorder {
+        fn watch(&mut self, dir: &Path) -> Result<(), WatchError> {
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("watch {}", dir.display()));
+            Ok(())
+        }
+        fn unwatch(&mut self, dir: &Path) {
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("unwatch {}", dir.display()));
+        }
+    }
+
+    #[test]
+    fn forgetting_a_watched_file_forgets_the_watches_of_its_other_names() {
+        let calls = Recorder::default();
+        let mut table = WatchTable {
+            watcher: Box::new(calls.clone()),
+            watched: BTreeSet::new(),
+            max: 100,
+            kernel_full: false,
+            files: HashMap::new(),
+        };
+        for (file, id) in [
+            ("/a/.berth/f", (1, 7)),
+            ("/b/.berth/f", (1, 7)),
+            ("/c/.berth/f", (1, 8)),
+        ] {
+            let file = Path::new(file);
+            let berth = file.parent().unwrap();
+            for p in [berth.parent().unwrap(), berth, file] {
+                assert!(table.add(p));
+            }
+            table.files.insert(file.to_path_buf(), id);
+        }
+        let mates = table.forget_under(Path::new("/a"));
+        assert_eq!(mates, vec![PathBuf::from("/b/.berth/f")]);
+        assert!(!table.watched.contains(Path::new("/b/.berth/f")));
+        assert!(table.watched.contains(Path::new("/b/.berth")));
+        assert!(table.watched.contains(Path::new("/c/.berth/f")));
+        assert_eq!(table.files.len(), 1);
+        assert!(
+            calls
+                .0
+                .lock()
+                .unwrap()
+                .contains(&"unwatch /b/.berth/f".to_string())
+        );
     }
 
     /// A watcher whose events are swallowed unless the test lets them through: it shows the

@@ -253,3 +253,108 @@ fn a_file_naming_an_unknown_workspace_proposes_it() {
     assert_eq!(r["project_file"], json!(file));
     assert!(r["notes"].to_string().contains("does not exist"), "{r:#}");
 }
+
+/// Two workspaces, `alpha` and `gamma`, both with a root at `<root>/top/proj` (so whichever
+/// one its project file names is approved), and that folder.
+fn two_approvable() -> (TestEnv, PathBuf) {
+    let env = TestEnv::new();
+    let proj = env.dir("top/proj");
+    for w in ["alpha", "gamma"] {
+        env.json(["workspace", "create", w]);
+        env.json(["root", "add", w, proj.to_str().unwrap(), "--allow-overlap"]);
+    }
+    (env, proj)
+}
+
+/// The workspace each of `resolve`, `explain`, `prompt` and a new agent session's
+/// `device_context` answers in `dir`.
+async fn answers_in(env: &TestEnv, dir: &Path) -> [String; 4] {
+    let resolved = env.json_in(dir, ["resolve"]);
+    let explained = env.json_in(dir, ["explain"]);
+    let prompt = env.run(env.berth_in(dir, ["prompt"])).success().stdout();
+    // A session opened as berth-mcp opens one, without a client session id: its
+    // device_context is answered on the daemon's worker, from memory (ADR 0034).
+    let mut conn = env.connect().await;
+    let open = berth_proto::pb::OpenSessionRequest {
+        caller: Some(berth_proto::pb::Caller {
+            cwd: dir.display().to_string(),
+            ..Default::default()
+        }),
+        client_name: "e2e".into(),
+        ..Default::default()
+    };
+    let (first, _events) = berth_tests::open_session(&mut conn, open).await;
+    let call = berth_proto::pb::CallToolRequest {
+        session_id: first.session_id,
+        tool: "device_context".into(),
+        arguments_json: "{}".into(),
+    };
+    let reply = conn
+        .call(|mut c| {
+            let r = call.clone();
+            async move { c.call_tool(r).await }
+        })
+        .await
+        .expect("device_context answers");
+    assert!(!reply.is_error, "{}", reply.text);
+    let context: serde_json::Value = serde_json::from_str(&reply.structured_json).unwrap();
+    let name = |v: &serde_json::Value| v["workspace"].as_str().unwrap_or_default().to_string();
+    [
+        name(&resolved),
+        name(&explained),
+        prompt.trim().to_string(),
+        name(&context),
+    ]
+}
+
+/// The reported case: `top/proj/.berth/workspace.json` is a hard link to `other/pf.json`, and
+/// `other/pf.json` is rewritten in place. No watched folder holds that name, yet a warm daemon
+/// answers the new workspace at once, everywhere (ADR 0038).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_file_rewritten_through_a_hard_link_is_answered_new_at_once() {
+    let (env, proj) = two_approvable();
+    let sub = env.dir("top/proj/src");
+    let pf = env.dir("other").join("pf.json");
+    std::fs::write(&pf, r#"{"workspace": "alpha"}"#).unwrap();
+    std::fs::create_dir(proj.join(".berth")).unwrap();
+    std::fs::hard_link(&pf, proj.join(".berth").join("workspace.json")).unwrap();
+    // Twice, so the second round is what the cache (and its memory) answers.
+    for _ in 0..2 {
+        for dir in [&proj, &sub] {
+            assert_eq!(answers_in(&env, dir).await, ["alpha"; 4], "in {dir:?}");
+        }
+    }
+    // In place, the same size: the same file, so the project file's name sees new content.
+    std::fs::write(&pf, r#"{"workspace": "gamma"}"#).unwrap();
+    for dir in [&proj, &sub] {
+        assert_eq!(answers_in(&env, dir).await, ["gamma"; 4], "in {dir:?}");
+    }
+}
+
+/// A project file with one name is answered from memory; a hard link made later from a folder
+/// nothing watches, and a write through it, still reach the daemon: inotify watches the file
+/// itself, not only its folder (ADR 0038). macOS's and Windows's watchers report names, not
+/// files, so there the folder's watch cannot see either.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hard_link_made_later_and_a_write_through_it_are_seen() {
+    let (env, proj) = two_approvable();
+    let file = env.project_file(&proj, r#"{"workspace": "alpha"}"#);
+    for _ in 0..2 {
+        assert_eq!(answers_in(&env, &proj).await, ["alpha"; 4]);
+    }
+    let x = env.dir("elsewhere").join("x");
+    std::fs::hard_link(&file, &x).unwrap();
+    std::fs::write(&x, r#"{"workspace": "gamma"}"#).unwrap();
+    // The file's own watch reports both; its event is on its way.
+    let seen = berth_tests::wait_until(Duration::from_secs(10), || {
+        let r = env.json_in(&proj, ["resolve"]);
+        if r["workspace"] == "gamma" {
+            Ok(())
+        } else {
+            Err(r)
+        }
+    });
+    assert!(seen.is_ok(), "still answered {:?}", seen.unwrap_err());
+    assert_eq!(answers_in(&env, &proj).await, ["gamma"; 4]);
+}
