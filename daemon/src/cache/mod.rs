@@ -104,7 +104,7 @@ enum Check {
 impl Check {
     /// Whether the entry is true without a look at the disk: only such entries may answer from
     /// memory (ADR 0025, ADR 0034).
-    fn from_watches_alone(&self) -> bool {
+    fn watches_suffice(&self) -> bool {
         matches!(self, Check::Watched)
     }
 }
@@ -453,7 +453,7 @@ impl LookupCache {
                 return None;
             };
             slot.used.store(self.clock.load(Relaxed), Relaxed);
-            if check.from_watches_alone() {
+            if check.watches_suffice() {
                 self.hits.fetch_add(1, Relaxed);
                 return Some(look.clone());
             }
@@ -482,7 +482,7 @@ impl LookupCache {
                     check,
                     canonical: true,
                     ..
-                } if check.from_watches_alone()
+                } if check.watches_suffice()
             )
         })
     }
@@ -500,7 +500,7 @@ impl LookupCache {
             let SlotState::Ready { look, check, .. } = &slot.state else {
                 return None;
             };
-            if !check.from_watches_alone() {
+            if !check.watches_suffice() {
                 return None;
             }
             slot.used.store(now, Relaxed);
