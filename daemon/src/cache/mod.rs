@@ -299,7 +299,8 @@ enum Plan {
     Uncached,
 }
 
-/// What watching a project file by itself gave.
+/// What watching a project file by itself gave (Linux only watches a file by itself).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 enum FileWatch {
     /// Watched, on the file the look before saw there.
     Held,
@@ -902,6 +903,7 @@ impl Stamp {
     }
 
     /// Which file it is: (device, inode).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     fn id(&self) -> (u64, u64) {
         (self.dev, self.ino)
     }
