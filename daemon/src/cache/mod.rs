@@ -1343,6 +1343,9 @@ mod tests {
         assert_eq!(recent.stats().entries, 0);
     }
 
+    // Under Wine 8 the file is not seen to have one name, so it is checked on use (the safe
+    // side); real Windows is unchecked (ADR 0038).
+    #[cfg(unix)]
     #[test]
     fn a_project_file_with_one_name_is_answered_from_memory() {
         let (_t, root) = tree();
