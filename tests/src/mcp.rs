@@ -25,15 +25,7 @@ impl McpSession {
             .expect("spawn berth-mcp");
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = stdout_lines(stdout);
         let mut session = McpSession {
             child,
             stdin,
@@ -95,6 +87,21 @@ impl McpSession {
         drop(self.stdin.take());
         let _ = self.child.wait();
     }
+}
+
+/// The lines a child writes on stdout, read on a thread of their own so a
+/// test can wait for one with a deadline.
+pub fn stdout_lines(stdout: std::process::ChildStdout) -> Receiver<String> {
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
 }
 
 impl Drop for McpSession {

@@ -7,7 +7,7 @@
 //!
 //! Every wait is bounded: a missing answer fails the test, it never hangs.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::Receiver;
@@ -47,15 +47,7 @@ impl Raw {
             .expect("spawn berth-mcp");
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = berth_tests::mcp::stdout_lines(stdout);
         let mut raw = Raw {
             child,
             stdin,
