@@ -216,6 +216,8 @@ struct WatchTable {
 }
 
 /// What a watch just added is on.
+// Only inotify shares watches by file; elsewhere every watch is `Unshared`.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 enum Landed {
     /// The path's own file, whose (device, inode) and link count the look after the watch saw.
     On((u64, u64), u64),
@@ -373,6 +375,8 @@ enum Plan {
 }
 
 /// What watching a project file by itself gave.
+// Only inotify watches files rather than names; elsewhere there is nothing to add (`Held`).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 enum FileWatch {
     /// Watched, on the file the look before saw there.
     Held,
@@ -972,6 +976,7 @@ impl Stamp {
     }
 
     /// Which file it is: (device, inode).
+    #[cfg(target_os = "linux")]
     fn id(&self) -> (u64, u64) {
         (self.dev, self.ino)
     }
