@@ -1,5 +1,5 @@
 //! In-process resolution, through the lookup cache and straight from the disk, by walk depth
-//! and number of roots. Run: `cargo bench -p berth-bench --bench resolve`.
+//! and number of roots, and through the cache with a hard-linked project file. Run: `cargo bench -p berth-bench --bench resolve`.
 
 use std::time::Duration;
 
@@ -30,6 +30,16 @@ fn bench(c: &mut Criterion) {
             });
         }
     }
+    // A project file with two names is checked on every use. Its stamp is trusted once it is
+    // 2 s old, so the timing starts after that.
+    let tree = Tree::with_linked_project_file(12);
+    std::thread::sleep(Duration::from_millis(2100));
+    let cache = LookupCache::new(CacheConfig::default());
+    let reg = registry(10, &tree.top);
+    resolve_once(&*cache, &tree.leaf, &tree.homes, &reg);
+    group.bench_function(BenchmarkId::new("cached-linked", "depth12/roots10"), |b| {
+        b.iter(|| resolve_once(&*cache, &tree.leaf, &tree.homes, &reg));
+    });
     group.finish();
 }
 

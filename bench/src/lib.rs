@@ -23,6 +23,16 @@ pub struct Tree {
 
 impl Tree {
     pub fn new(depth: usize) -> Tree {
+        Self::build(depth, false)
+    }
+
+    /// The same, with the project file a hard link to a file beside the tree: a file with two
+    /// names, which the lookup cache checks on every use (docs/decisions/0038-a-hard-linked-project-file-is-checked-on-use.md).
+    pub fn with_linked_project_file(depth: usize) -> Tree {
+        Self::build(depth, true)
+    }
+
+    fn build(depth: usize, linked: bool) -> Tree {
         let tmp = tempfile::tempdir().expect("temp dir");
         let base = tmp.path().canonicalize().expect("canonical temp dir");
         let home = base.join("home");
@@ -36,8 +46,11 @@ impl Tree {
         std::fs::create_dir(top.join(".git")).expect(".git");
         let mid: PathBuf = leaf.ancestors().nth(depth / 2).expect("mid").to_path_buf();
         std::fs::create_dir(mid.join(".berth")).expect(".berth");
-        std::fs::write(mid.join(".berth/workspace.json"), r#"{"workspace": "w1"}"#)
-            .expect("project file");
+        let file = mid.join(".berth/workspace.json");
+        std::fs::write(&file, r#"{"workspace": "w1"}"#).expect("project file");
+        if linked {
+            std::fs::hard_link(&file, base.join("other-name.json")).expect("a second name");
+        }
         Tree {
             _tmp: tmp,
             leaf,

@@ -26,7 +26,9 @@
 //!
 //! **Architecture Invariant:** a path is watched only while all its ancestors are (renaming an
 //! ancestor is then always seen), and a watch is forgotten before the entries it guards are
-//! dropped, so a fill can never store an entry behind a watch that is no longer there.
+//! dropped, so a fill can never store an entry behind a watch that is no longer there. On Linux
+//! the kernel keeps one watch per file, so paths watching one file (two names of a project file,
+//! a folder and a path through a link to it) are forgotten together.
 
 pub(crate) mod realfs;
 pub(crate) mod watch;
@@ -201,70 +203,124 @@ struct WatchTable {
     max: usize,
     /// The kernel refused a watch; cleared when a watch is given back.
     kernel_full: bool,
-    /// The project files watched by themselves, with the file (device, inode) each watch is on.
-    /// The kernel keeps one watch per file, not per name: two names of one file share it, and
-    /// giving it back for one takes it from both.
-    files: HashMap<PathBuf, (u64, u64)>,
+    /// The file (device, inode) each watch is on, where the kernel keeps one watch per file, not
+    /// per path (Linux). Two paths of one file (two names of a project file; a folder and a path
+    /// through a link to it) share that watch, events come under one of them only, and giving it
+    /// back for one takes it from both: so they are given back together.
+    on: HashMap<PathBuf, (u64, u64)>,
+    /// The same, by file.
+    paths_of: HashMap<(u64, u64), Vec<PathBuf>>,
+    /// Paths whose watches went with another path's: their entries, and everything beneath
+    /// them, must go too. The cache drains this after every change to the table.
+    dropped: Vec<PathBuf>,
+}
+
+/// What a watch just added is on.
+// Only inotify shares watches by file; elsewhere every watch is `Unshared`.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+enum Landed {
+    /// The path's own file, whose (device, inode) and link count the look after the watch saw.
+    On((u64, u64), u64),
+    /// The path was a link, or gone, by then: inotify follows a link, so the watch may be on
+    /// another file, whose (device, inode) is given when known.
+    Elsewhere(Option<(u64, u64)>),
+    /// This platform's watcher does not share watches by file.
+    #[cfg(not(target_os = "linux"))]
+    Unshared,
 }
 
 impl WatchTable {
-    fn add(&mut self, dir: &Path) -> bool {
-        if self.watched.contains(dir) {
-            return true;
-        }
+    fn add(&mut self, path: &Path) -> bool {
+        self.watched.contains(path)
+            || self
+                .add_new(path)
+                .is_some_and(|l| !matches!(l, Landed::Elsewhere(_)))
+    }
+
+    /// Adds a watch on `path`, not watched yet; `None` when none can be had.
+    fn add_new(&mut self, path: &Path) -> Option<Landed> {
         if self.watched.len() >= self.max || self.kernel_full {
-            return false;
+            return None;
         }
-        match self.watcher.watch(dir) {
-            Ok(()) => {
-                self.watched.insert(dir.to_path_buf());
-                true
-            }
+        match self.watcher.watch(path) {
+            Ok(()) => {}
             Err(WatchError::Limit) => {
                 tracing::warn!(
                     watches = self.watched.len(),
                     "the kernel's watch limit is reached; further folders are re-checked on use"
                 );
                 self.kernel_full = true;
-                false
+                return None;
             }
-            Err(_) => false,
+            Err(_) => return None,
         }
+        let landed = landed(path);
+        match landed {
+            Landed::On(file, _) => {
+                self.watched.insert(path.to_path_buf());
+                self.record(path, file);
+            }
+            #[cfg(not(target_os = "linux"))]
+            Landed::Unshared => {
+                self.watched.insert(path.to_path_buf());
+            }
+            Landed::Elsewhere(file) => {
+                // Giving it back may take another path's watch of the same file with it.
+                self.watcher.unwatch(path);
+                self.kernel_full = false;
+                if let Some(file) = file {
+                    self.forget_sharing(&[file]);
+                }
+            }
+        }
+        Some(landed)
     }
 
-    /// Forgets `dir` and every watch beneath it. Returns the project files forgotten with them
-    /// because they are names of a file forgotten here (their entries lost their watch too).
-    fn forget_under(&mut self, dir: &Path) -> Vec<PathBuf> {
+    /// Forgets `dir` and every watch beneath it, and every other path watching a file whose
+    /// watch went here (with everything beneath it; see `dropped`).
+    fn forget_under(&mut self, dir: &Path) {
         let gone: Vec<PathBuf> = self
             .watched
             .range::<Path, _>((Bound::Included(dir), Bound::Unbounded))
             .take_while(|p| p.starts_with(dir))
             .cloned()
             .collect();
-        let mut ids = Vec::new();
+        let mut files = Vec::new();
         for p in &gone {
             self.forget(p);
-            ids.extend(self.files.remove(p));
+            files.extend(self.unrecord(p));
         }
-        self.forget_files(&ids)
+        self.forget_sharing(&files);
     }
 
-    /// Forgets the watches of every project file that is one of `ids`; returns their names.
-    fn forget_files(&mut self, ids: &[(u64, u64)]) -> Vec<PathBuf> {
-        if ids.is_empty() {
-            return Vec::new();
+    /// Forgets, with everything beneath them, the paths whose watches are on one of `files`.
+    fn forget_sharing(&mut self, files: &[(u64, u64)]) {
+        for file in files {
+            for p in self.paths_of.remove(file).unwrap_or_default() {
+                self.on.remove(&p);
+                self.forget_under(&p);
+                self.dropped.push(p);
+            }
         }
-        let names: Vec<PathBuf> = self
-            .files
-            .iter()
-            .filter(|(_, id)| ids.contains(id))
-            .map(|(p, _)| p.clone())
-            .collect();
-        for p in &names {
-            self.forget(p);
-            self.files.remove(p);
+    }
+
+    fn record(&mut self, path: &Path, file: (u64, u64)) {
+        self.on.insert(path.to_path_buf(), file);
+        self.paths_of
+            .entry(file)
+            .or_default()
+            .push(path.to_path_buf());
+    }
+
+    fn unrecord(&mut self, path: &Path) -> Option<(u64, u64)> {
+        let file = self.on.remove(path)?;
+        if let Some(paths) = self.paths_of.get_mut(&file) {
+            paths.retain(|p| p != path);
+            if paths.is_empty() {
+                self.paths_of.remove(&file);
+            }
         }
-        names
+        Some(file)
     }
 
     fn forget(&mut self, p: &Path) {
@@ -277,9 +333,28 @@ impl WatchTable {
         for p in std::mem::take(&mut self.watched) {
             self.watcher.unwatch(&p);
         }
-        self.files.clear();
+        self.on.clear();
+        self.paths_of.clear();
+        self.dropped.clear();
         self.kernel_full = false;
     }
+}
+
+/// What the watch just added on `path` is on. inotify keeps one watch per file (and follows
+/// links); the look comes after the watch, so a path that changes in between produces an event.
+#[cfg(target_os = "linux")]
+fn landed(path: &Path) -> Landed {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if !m.file_type().is_symlink() => Landed::On((m.dev(), m.ino()), m.nlink()),
+        _ => Landed::Elsewhere(std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))),
+    }
+}
+
+/// FSEvents and `ReadDirectoryChangesW` watch paths.
+#[cfg(not(target_os = "linux"))]
+fn landed(_path: &Path) -> Landed {
+    Landed::Unshared
 }
 
 /// Messages for the worker thread that applies invalidations.
@@ -306,8 +381,8 @@ enum FileWatch {
     Held,
     /// Another file was put at the name meanwhile: its event is on the way.
     Moved,
-    /// Watched, but the file gained a name meanwhile: checked on use, with this stamp.
-    Linked(Stamp),
+    /// Watched, but the file gained a name meanwhile: checked on use.
+    Linked,
     /// No watch to be had.
     Refused,
 }
@@ -376,7 +451,9 @@ impl LookupCache {
                 watched: BTreeSet::new(),
                 max: config.max_watches,
                 kernel_full: false,
-                files: HashMap::new(),
+                on: HashMap::new(),
+                paths_of: HashMap::new(),
+                dropped: Vec::new(),
             }),
             config,
             to_worker: tx,
@@ -605,6 +682,10 @@ impl LookupCache {
             return Plan::Uncached;
         }
         let berth_is_dir = berth_meta.as_ref().is_some_and(|m| m.is_dir());
+        let watched = dir_watched && (!berth_is_dir || self.watch(dir, Some(&berth)));
+        // After `.berth`'s watch, as the read is: a project file that appears or is replaced
+        // from now on is an event, and whichever file the read finds is the one looked at here
+        // or a later one.
         let file = project_file_path(dir);
         let file_meta = berth_is_dir
             .then(|| std::fs::symlink_metadata(&file).ok())
@@ -615,7 +696,7 @@ impl LookupCache {
         {
             return Plan::Uncached;
         }
-        if dir_watched && (!berth_is_dir || self.watch(dir, Some(&berth))) {
+        if watched {
             let Some(meta) = file_meta.filter(|m| m.is_file()) else {
                 return Plan::Watched;
             };
@@ -626,7 +707,9 @@ impl LookupCache {
             match self.watch_file(&file, &stamp) {
                 FileWatch::Held => return Plan::Watched,
                 FileWatch::Moved => return Plan::Uncached,
-                FileWatch::Linked(now) => return self.linked(now),
+                FileWatch::Linked => {
+                    return Stamp::of(&file).map_or(Plan::Uncached, |now| self.linked(now));
+                }
                 FileWatch::Refused => {}
             }
         }
@@ -651,46 +734,28 @@ impl LookupCache {
     /// inotify watches files rather than names; elsewhere the folder's watch is all there is.
     #[cfg(target_os = "linux")]
     fn watch_file(&self, file: &Path, seen: &Stamp) -> FileWatch {
-        {
-            let mut table = self.lock_watches();
-            match table.files.get(file) {
-                Some(id) if *id == seen.id() => return FileWatch::Held,
-                // The name holds another file now; the change's event will forget the watch.
-                Some(_) => return FileWatch::Moved,
-                None => {}
-            }
-            let added = table.add(file);
-            self.watch_count.store(table.watched.len(), Relaxed);
-            if !added {
-                return FileWatch::Refused;
-            }
-            table.files.insert(file.to_path_buf(), seen.id());
-        }
-        // The watch is on whatever file the name held when it was added: the one seen before
-        // only if the name still holds it now.
-        let now = Stamp::of(file);
-        match now {
-            Some(now) if now.id() == seen.id() && now.links > 1 => FileWatch::Linked(now),
-            Some(now) if now.id() == seen.id() => FileWatch::Held,
-            _ => {
-                // Which file the watch is on is not known: it goes, with any other name's watch
-                // it may share.
-                let mates = {
-                    let mut table = self.lock_watches();
-                    table.files.remove(file);
-                    table.forget(file);
-                    let ids: Vec<_> = [Some(seen.id()), now.map(|n| n.id())]
-                        .into_iter()
-                        .flatten()
-                        .collect();
-                    let mates = table.forget_files(&ids);
-                    self.watch_count.store(table.watched.len(), Relaxed);
-                    mates
+        self.with_watches(|table| {
+            if let Some(on) = table.on.get(file) {
+                // Otherwise the name holds another file now, and that change's event will
+                // forget the watch.
+                return if *on == seen.id() {
+                    FileWatch::Held
+                } else {
+                    FileWatch::Moved
                 };
-                self.drop_folders_of(&mates);
-                FileWatch::Moved
             }
-        }
+            match table.add_new(file) {
+                None => FileWatch::Refused,
+                // The name still holds the file seen before: the watch is on it.
+                Some(Landed::On(on, links)) if on == seen.id() && links > 1 => FileWatch::Linked,
+                Some(Landed::On(on, _)) if on == seen.id() => FileWatch::Held,
+                Some(Landed::On(..)) => {
+                    table.forget_under(file);
+                    FileWatch::Moved
+                }
+                Some(Landed::Elsewhere(_)) => FileWatch::Moved,
+            }
+        })
     }
 
     #[cfg(not(target_os = "linux"))]
@@ -698,45 +763,46 @@ impl LookupCache {
         FileWatch::Held
     }
 
+    /// Runs `f` on the watch table; then drops the entries that paths whose watches went with
+    /// another's guarded (after the watches, as the module's invariant wants).
+    fn with_watches<T>(&self, f: impl FnOnce(&mut WatchTable) -> T) -> T {
+        let (out, dropped) = {
+            let mut table = self.lock_watches();
+            let out = f(&mut table);
+            self.watch_count.store(table.watched.len(), Relaxed);
+            (out, std::mem::take(&mut table.dropped))
+        };
+        for path in &dropped {
+            self.invalidate_under_if_cached(path);
+            self.invalidate_named(path);
+        }
+        out
+    }
+
     /// Watches `dir`, the ancestors not watched yet (farthest first), and `berth`.
     fn watch(&self, dir: &Path, berth: Option<&Path>) -> bool {
-        let mut table = self.lock_watches();
-        let missing: Vec<&Path> = dir
-            .ancestors()
-            .take_while(|d| d.parent().is_some() && !table.watched.contains(*d))
-            .collect();
-        let ok = missing.iter().rev().all(|d| table.add(d)) && berth.is_none_or(|b| table.add(b));
-        self.watch_count.store(table.watched.len(), Relaxed);
-        ok
+        self.with_watches(|table| {
+            let missing: Vec<&Path> = dir
+                .ancestors()
+                .take_while(|d| d.parent().is_some() && !table.watched.contains(*d))
+                .collect();
+            missing.iter().rev().all(|d| table.add(d)) && berth.is_none_or(|b| table.add(b))
+        })
     }
 
     /// Forgets the watches at and under `dir` (before the entries they guard go), and those of
-    /// other names of a project file forgotten here, whose folders' entries it drops.
+    /// other paths sharing one of them, whose entries it drops.
     fn forget_watches_under(&self, dir: &Path) {
-        let mates = {
-            let mut table = self.lock_watches();
-            if !table
+        self.with_watches(|table| {
+            if table
                 .watched
                 .range::<Path, _>((Bound::Included(dir), Bound::Unbounded))
                 .next()
                 .is_some_and(|p| p.starts_with(dir))
             {
-                return;
+                table.forget_under(dir);
             }
-            let mates = table.forget_under(dir);
-            self.watch_count.store(table.watched.len(), Relaxed);
-            mates
-        };
-        self.drop_folders_of(&mates);
-    }
-
-    /// Drops the entries of the folders whose project files are `files`.
-    fn drop_folders_of(&self, files: &[PathBuf]) {
-        for file in files {
-            if let Some(folder) = file.parent().and_then(Path::parent) {
-                self.invalidate_one(folder);
-            }
-        }
+        });
     }
 
     fn invalidate_under_if_cached(&self, dir: &Path) {
@@ -762,6 +828,12 @@ impl LookupCache {
             // A folder moved, deleted or made unreadable changes every entry beneath it.
             self.invalidate_under_if_cached(path);
         }
+        self.invalidate_named(path);
+    }
+
+    /// Drops the entry of the folder whose look `path` is part of, by its name: a `.berth` or
+    /// `.git` is its parent's, a project file its folder's.
+    fn invalidate_named(&self, path: &Path) {
         let name = path.file_name().and_then(|n| n.to_str());
         let parent = path.parent();
         match name {
@@ -960,6 +1032,10 @@ impl Fingerprint {
     /// mtime and ctime move); the others cover the project file.
     fn take(dir: &Path) -> Option<Fingerprint> {
         let dir_stamp = Stamp::of(dir)?;
+        // A link's own stamp says nothing of where it leads.
+        if dir_stamp.mode & 0o170_000 == 0o120_000 {
+            return None;
+        }
         let berth = Stamp::of(&dir.join(PROJECT_DIR));
         // The file-type bits are the same on every Unix (and stamped so on Windows); libc's
         // types for them are not.
@@ -1401,40 +1477,69 @@ mod tests {
     }
 
     #[test]
-    fn forgetting_a_watched_file_forgets_the_watches_of_its_other_names() {
+    fn paths_watching_one_file_are_given_back_together_with_what_is_beneath_them() {
         let calls = Recorder::default();
         let mut table = WatchTable {
             watcher: Box::new(calls.clone()),
             watched: BTreeSet::new(),
             max: 100,
             kernel_full: false,
-            files: HashMap::new(),
+            on: HashMap::new(),
+            paths_of: HashMap::new(),
+            dropped: Vec::new(),
         };
-        for (file, id) in [
+        // Two names of one project file, a folder and a path through a link to it, and others.
+        let files = [
             ("/a/.berth/f", (1, 7)),
             ("/b/.berth/f", (1, 7)),
             ("/c/.berth/f", (1, 8)),
-        ] {
-            let file = Path::new(file);
-            let berth = file.parent().unwrap();
-            for p in [berth.parent().unwrap(), berth, file] {
-                assert!(table.add(p));
-            }
-            table.files.insert(file.to_path_buf(), id);
+            ("/real", (1, 9)),
+            ("/real/sub", (1, 10)),
+            ("/link", (1, 9)),
+        ];
+        for (path, file) in files {
+            table.watched.insert(PathBuf::from(path));
+            table.record(Path::new(path), file);
         }
-        let mates = table.forget_under(Path::new("/a"));
-        assert_eq!(mates, vec![PathBuf::from("/b/.berth/f")]);
-        assert!(!table.watched.contains(Path::new("/b/.berth/f")));
-        assert!(table.watched.contains(Path::new("/b/.berth")));
-        assert!(table.watched.contains(Path::new("/c/.berth/f")));
-        assert_eq!(table.files.len(), 1);
-        assert!(
-            calls
-                .0
-                .lock()
-                .unwrap()
-                .contains(&"unwatch /b/.berth/f".to_string())
+        table.forget_under(Path::new("/a"));
+        table.forget_under(Path::new("/link"));
+        assert_eq!(
+            table.dropped,
+            [PathBuf::from("/b/.berth/f"), PathBuf::from("/real")]
         );
+        let left: Vec<&Path> = table.watched.iter().map(PathBuf::as_path).collect();
+        assert_eq!(left, [Path::new("/c/.berth/f")]);
+        assert_eq!(table.on.len(), 1);
+        assert_eq!(table.paths_of.len(), 1);
+        let calls = calls.0.lock().unwrap();
+        for gone in ["/b/.berth/f", "/real", "/real/sub"] {
+            assert!(calls.contains(&format!("unwatch {gone}")), "{calls:?}");
+        }
+    }
+
+    /// inotify follows a link: a watch added on a path that is a link by then (a fill racing a
+    /// folder turned into a link) lands on the real folder's watch. It is given back at once,
+    /// with the real folder's, whose entries go, so removing the link later takes nothing.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_watch_through_a_link_never_outlives_the_real_folders() {
+        let (_t, root) = tree();
+        let real = root.join("real");
+        std::fs::create_dir(&real).unwrap();
+        let cache = LookupCache::new(CacheConfig::default());
+        assert!(!cache.look(&real).git);
+        std::os::unix::fs::symlink(&real, root.join("link")).unwrap();
+        cache.look(&root.join("link"));
+        assert_eq!(
+            cache.stats().entries,
+            0,
+            "the real folder's entry went with its watch"
+        );
+        std::fs::remove_file(root.join("link")).unwrap();
+        assert!(!cache.look(&real).git);
+        std::fs::create_dir(real.join(".git")).unwrap();
+        settles(&cache, &real);
+        assert!(cache.look(&real).git);
     }
 
     /// A watcher whose events are swallowed unless the test lets them through: it shows the
