@@ -26,6 +26,8 @@ INSPECTOR_VERSION=0.15.0
 CLAUDE_CODE_VERSION=2.1.197
 CODEX_VERSION=0.171.0
 COPILOT_VERSION=1.0.102
+# The workspace-aware server the README registers with {home}.
+FILESYSTEM_SERVER_VERSION=2026.8.31
 
 # A phrase of the ask-once notice (daemon/core/src/notice.rs).
 NOTICE="Ask the user once which workspace this project should use"
@@ -149,7 +151,8 @@ LIMIT=600 bounded "$WORK/npm" npm install --prefix "$PREFIX" --no-audit --no-fun
     "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" \
     "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" \
     "@openai/codex@$CODEX_VERSION" \
-    "@github/copilot@$COPILOT_VERSION" ||
+    "@github/copilot@$COPILOT_VERSION" \
+    "@modelcontextprotocol/server-filesystem@$FILESYSTEM_SERVER_VERSION" ||
     die "npm install failed: $(cat "$WORK/npm.out" "$WORK/npm.err" | tail -5)"
 
 # --- The throwaway user --------------------------------------------------------
@@ -299,6 +302,37 @@ stop_model
 # berth-mcp shares the hooks' session id (COPILOT_AGENT_SESSION_ID), so the
 # session-start context asks and the tool result rightly does not ask again.
 check_turn "copilot-cli" copilot-cli "$before" "$T/turn" "$rc" seen
+
+# --- berth exec: a server handed {home} in a project just approved ---------------
+
+# The README's workspace-aware server, registered for Claude Code. In a project
+# approved with `workspace use` a moment ago no file tool has made the
+# workspace's home yet; berth exec must make it before the server starts, or
+# mcp-server-filesystem refuses ("None of the specified directories are
+# accessible") and `claude mcp list` shows it failed.
+T="$WORK/exec-home"
+mkdir -p "$T"
+SHOP="$HOME/shop"
+mkdir -p "$SHOP"
+git -C "$SHOP" init -q || die "git init failed"
+cd "$SHOP" || die "cannot enter $SHOP"
+SHOP_HOME="$BERTH_DATA_DIR/workspaces/shop"
+if berth workspace use shop >"$T/use.log" 2>&1 && [ ! -e "$SHOP_HOME" ]; then
+    if berth install claude-code --exec fs -- mcp-server-filesystem '{home}' >"$T/install.log" 2>&1; then
+        if bounded "$T/list" claude mcp list && grep -q '^fs: .*Connected' "$T/list.out" && [ -d "$SHOP_HOME" ]; then
+            ok "exec: \`claude mcp list\` shows mcp-server-filesystem {home} connected in a project just approved"
+        else
+            fail "exec: \`claude mcp list\` shows mcp-server-filesystem {home} connected in a project just approved" \
+                "$(grep '^fs' "$T/list.out" "$T/list.err" | head -3); home made: $([ -d "$SHOP_HOME" ] && echo yes || echo no)"
+        fi
+        berth uninstall claude-code --exec fs >>"$T/install.log" 2>&1
+    else
+        fail "exec: berth install claude-code --exec fs" "$(tail -3 "$T/install.log")"
+    fi
+else
+    fail "exec: a project just approved has no home yet" "$(tail -3 "$T/use.log"); home: $(ls -ld "$SHOP_HOME" 2>&1)"
+fi
+cd "$PROJECT" || die "cannot enter $PROJECT"
 
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]
