@@ -7,7 +7,8 @@ use std::path::Path;
 
 use crate::fsview::WalkStep;
 use crate::registry::Registry;
-use crate::resolve::summarize_walk;
+use crate::resolve::{roots_decide_at, summarize_walk};
+use crate::worktree::LinkedWorktree;
 
 /// The workspaces claiming `directory`: the one its approved project file names, otherwise every
 /// workspace with a root containing it (possibly none). Unlike resolution, roots of several
@@ -17,11 +18,23 @@ pub fn claimers(
     approved_file: Option<&str>,
     registry: &Registry,
 ) -> BTreeSet<String> {
+    claimers_in(directory, approved_file, registry, None)
+}
+
+/// [`claimers`] for a folder that may lie in a linked worktree: there the roots are asked where
+/// the folder stands in the repository, as resolution asks them.
+pub fn claimers_in(
+    directory: &Path,
+    approved_file: Option<&str>,
+    registry: &Registry,
+    worktree: Option<&LinkedWorktree>,
+) -> BTreeSet<String> {
     if let Some(workspace) = approved_file {
         return BTreeSet::from([workspace.to_owned()]);
     }
+    let (at, _) = roots_decide_at(registry, directory, worktree);
     registry
-        .roots_containing(directory)
+        .roots_containing(&at)
         .into_iter()
         .map(|root| root.workspace.clone())
         .collect()
@@ -39,7 +52,7 @@ pub fn claimers_from_walk(
         .as_ref()
         .filter(|f| f.is_approved())
         .map(|f| f.workspace.as_str());
-    claimers(directory, approved, registry)
+    claimers_in(directory, approved, registry, summary.worktree.as_ref())
 }
 
 /// Whether `workspace` may learn a conversation: every cwd is claimed by it or by nobody.
@@ -111,6 +124,41 @@ mod tests {
     #[case::a_prefix_named_sibling_of_a_root_is_unclaimed("/home/u/code2", &[])]
     fn a_cwd_is_claimed_by_its_file_or_its_roots(#[case] dir: &str, #[case] expected: &[&str]) {
         assert_eq!(claims(dir), set(expected));
+    }
+
+    #[cfg(unix)] // written with Unix paths
+    #[rstest]
+    #[case::a_worktree_without_a_file_is_claimed_by_the_repositorys_roots("/srv/wt/x", None, &["notes", "oss", "work"])]
+    #[case::a_worktrees_file_approved_through_the_repository("/srv/wt/x", Some("notes"), &["notes"])]
+    #[case::a_forged_worktree_is_claimed_as_an_ordinary_folder("/srv/forged", None, &[])]
+    fn a_cwd_in_a_worktree_is_claimed_as_the_repositorys_folder(
+        #[case] dir: &str,
+        #[case] file: Option<&str>,
+        #[case] expected: &[&str],
+    ) {
+        use crate::worktree::{GitLink, LinkRefusal};
+        let link = GitLink::Worktree {
+            admin: "/home/u/code/docs/.git/worktrees/wt".into(),
+            repository: "/home/u/code/docs".into(),
+        };
+        let look = match file {
+            Some(ws) => DirLook::file(ws),
+            None => DirLook::default(),
+        };
+        let fs = MemFs::new([
+            ("/srv/wt", look.with_link(link)),
+            (
+                "/srv/forged",
+                DirLook::default()
+                    .with_link(GitLink::refused(LinkRefusal::Malformed { file: ".git" })),
+            ),
+        ]);
+        let reg = world();
+        let f = facts(dir, &fs, &reg, Mode::Cli);
+        assert_eq!(
+            claimers_from_walk(Path::new(dir), &f.walk, &reg),
+            set(expected)
+        );
     }
 
     #[rstest]

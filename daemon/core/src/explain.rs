@@ -4,8 +4,11 @@
 use std::path::PathBuf;
 
 use crate::registry::Registry;
-use crate::resolve::{Answer, Approval, Facts, Mode, Reason, summarize_walk};
+use crate::resolve::{
+    Answer, Approval, Facts, Mode, Reason, linked_worktree, roots_decide_at, summarize_walk,
+};
 use crate::walk::Stop;
+use crate::worktree::GitLink;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExplainStep {
@@ -45,8 +48,12 @@ pub fn explain(facts: &Facts<'_>, answer: &Answer) -> Explanation {
                     findings.push(file_finding(workspace, &approval));
                 }
             }
-            if step.look.git {
-                findings.push(".git present: a git repository root".into());
+            match &step.look.link {
+                None if step.look.git => {
+                    findings.push(".git present: a git repository root".into());
+                }
+                None => {}
+                Some(link) => findings.push(link_finding(link)),
             }
             for root in registry.roots.iter().filter(|r| r.path == step.dir) {
                 findings.push(format!("a root of {}", root.workspace));
@@ -69,8 +76,19 @@ pub fn explain(facts: &Facts<'_>, answer: &Answer) -> Explanation {
 
 fn file_finding(workspace: &str, approval: &Approval) -> String {
     match approval {
-        Approval::Approved { root } => format!(
+        Approval::Approved {
+            root,
+            through: None,
+        } => format!(
             "project file: approved for {workspace} (by its root {})",
+            root.display()
+        ),
+        Approval::Approved {
+            root,
+            through: Some(repository),
+        } => format!(
+            "project file: approved for {workspace} through the repository {} (by its root {}; this folder is one of its git worktrees)",
+            repository.display(),
             root.display()
         ),
         Approval::NoRoot => format!(
@@ -79,6 +97,27 @@ fn file_finding(workspace: &str, approval: &Approval) -> String {
         Approval::NoSuchWorkspace => format!(
             "project file: proposes {workspace}, not approved (no workspace {workspace} exists)"
         ),
+    }
+}
+
+/// What a `.git` file amounted to: the admin folder it names, the back-link check, and R.
+fn link_finding(link: &GitLink) -> String {
+    match link {
+        GitLink::Worktree { admin, repository } => format!(
+            ".git file: gitdir {}, whose back-link names this folder: a linked worktree of the repository {}",
+            admin.display(),
+            repository.display()
+        ),
+        GitLink::Refused {
+            admin: Some(admin),
+            why,
+        } => format!(
+            ".git file: gitdir {}, but not a linked worktree: {why}; judged as an ordinary folder",
+            admin.display()
+        ),
+        GitLink::Refused { admin: None, why } => {
+            format!(".git file: not a linked worktree: {why}; judged as an ordinary folder")
+        }
     }
 }
 
@@ -112,14 +151,43 @@ fn decided(facts: &Facts<'_>, answer: &Answer, registry: &Registry) -> String {
                 .as_ref()
                 .map(|p| p.display().to_string())
                 .unwrap_or_default();
-            format!("rule 3: the project file {file} names {ws}, and this device approved it")
+            let through =
+                summarize_walk(&facts.walk, registry)
+                    .file
+                    .and_then(|f| match f.approval {
+                        Approval::Approved {
+                            through: Some(repository),
+                            ..
+                        } => Some(repository),
+                        _ => None,
+                    });
+            match through {
+                Some(repository) => format!(
+                    "rule 3: the project file {file} names {ws}, and this device approved it through the repository {} (this folder is one of its git worktrees)",
+                    repository.display()
+                ),
+                None => format!(
+                    "rule 3: the project file {file} names {ws}, and this device approved it"
+                ),
+            }
         }
         Reason::Root => {
+            let worktree = linked_worktree(&facts.walk);
+            let (at, through) = roots_decide_at(registry, &answer.directory, worktree.as_ref());
             let root = registry
-                .deepest_root_of_workspace_containing(ws, &answer.directory)
+                .deepest_root_of_workspace_containing(ws, &at)
                 .map(|r| r.path.display().to_string())
                 .unwrap_or_default();
-            format!("rule 4: the most specific root containing {dir} is {root}, a root of {ws}")
+            match worktree.filter(|_| through) {
+                Some(wt) => format!(
+                    "rule 4: {dir} is in a linked worktree of the repository {}, where it stands at {}; the most specific root containing that is {root}, a root of {ws}",
+                    wt.repository.display(),
+                    at.display()
+                ),
+                None => format!(
+                    "rule 4: the most specific root containing {dir} is {root}, a root of {ws}"
+                ),
+            }
         }
         Reason::UnassignedSetting => format!(
             "rule 5b: nothing above applies, so this agent session uses the workspace.unassigned setting, {ws}"
@@ -144,6 +212,7 @@ mod tests {
     use crate::registry::fixtures::registry;
     use crate::resolve::resolve;
     use crate::resolve::testing::facts;
+    use crate::worktree::GitLink;
 
     fn world() -> Registry {
         registry(
@@ -268,6 +337,70 @@ mod tests {
     )]
     fn the_stop_is_told_in_words(#[case] dir: &str, #[case] stopped: &str) {
         assert_eq!(run(dir, Mode::Cli).stopped, stopped);
+    }
+
+    #[cfg(unix)] // written with Unix paths
+    #[test]
+    fn a_worktree_shows_its_git_file_the_back_link_and_the_repository() {
+        let reg = world();
+        let link = GitLink::Worktree {
+            admin: "/home/u/code/app/.git/worktrees/t".into(),
+            repository: "/home/u/code/app".into(),
+        };
+        let fs = MemFs::new([("/srv/t", DirLook::git().with_link(link))]);
+        let f = facts("/srv/t/x", &fs, &reg, Mode::Cli);
+        let e = explain(&f, &resolve(&f).unwrap());
+        assert_eq!(
+            e.steps[1].findings[0],
+            ".git file: gitdir /home/u/code/app/.git/worktrees/t, whose back-link names this folder: a linked worktree of the repository /home/u/code/app"
+        );
+        assert_eq!(
+            e.decided,
+            "rule 4: /srv/t/x is in a linked worktree of the repository /home/u/code/app, where it stands at /home/u/code/app/x; the most specific root containing that is /home/u/code, a root of work"
+        );
+    }
+
+    #[cfg(unix)] // written with Unix paths
+    #[test]
+    fn a_refused_link_says_why() {
+        let reg = world();
+        let link = GitLink::Refused {
+            admin: Some("/home/u/code/app/.git/worktrees/t".into()),
+            why: crate::worktree::LinkRefusal::BackLinkElsewhere("/srv/t/.git".into()),
+        };
+        let fs = MemFs::new([("/srv/forged", DirLook::file("work").with_link(link))]);
+        let f = facts("/srv/forged", &fs, &reg, Mode::Cli);
+        let e = explain(&f, &resolve(&f).unwrap());
+        assert!(
+            e.steps[0].findings.contains(
+                &".git file: gitdir /home/u/code/app/.git/worktrees/t, but not a linked worktree: git's back-link names /srv/t/.git, not this folder's .git; judged as an ordinary folder".to_owned()
+            ),
+            "{e:#?}"
+        );
+        assert_eq!(
+            e.decided,
+            "rule 5a: nothing above applies, so the active workspace, default"
+        );
+    }
+
+    #[cfg(unix)] // written with Unix paths
+    #[test]
+    fn a_file_approved_through_the_repository_says_so() {
+        let reg = world();
+        let link = GitLink::Worktree {
+            admin: "/home/u/code/app/.git/worktrees/t".into(),
+            repository: "/home/u/code/app".into(),
+        };
+        let fs = MemFs::new([("/srv/t", DirLook::file("work").with_link(link))]);
+        let f = facts("/srv/t", &fs, &reg, Mode::Cli);
+        let e = explain(&f, &resolve(&f).unwrap());
+        assert_eq!(
+            e.decided,
+            "rule 3: the project file /srv/t/.berth/workspace.json names work, and this device approved it through the repository /home/u/code/app (this folder is one of its git worktrees)"
+        );
+        assert!(e.steps[0].findings[0].starts_with(
+            "project file: approved for work through the repository /home/u/code/app (by its root /home/u/code;"
+        ), "{e:#?}");
     }
 
     #[test]

@@ -1,11 +1,12 @@
 //! The small view of the filesystem a walk needs: for one folder, its project file (if any, and
-//! what it says) and whether it is a git root. Plain data shared by the walk, resolution and the
+//! what it says), whether it is a git root, and what its `.git` file amounts to. Plain data shared by the walk, resolution and the
 //! daemon's lookup cache; the daemon's `RealFs` reads the disk, `memfs::MemFs` stands in
 //! for it in tests.
 
 use std::path::{Path, PathBuf};
 
 use crate::project_file::ProjectFileError;
+use crate::worktree::GitLink;
 
 /// One folder of the walk and what it holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +22,8 @@ pub struct DirLook {
     pub project_file: Option<Result<String, ProjectFileError>>,
     /// A `.git` folder or file (worktrees and submodules use a file) is present.
     pub git: bool,
+    /// What a `.git` *file* amounts to, judged against git's records; `None` without one.
+    pub link: Option<GitLink>,
 }
 
 impl DirLook {
@@ -29,6 +32,7 @@ impl DirLook {
         Self {
             project_file: Some(Ok(workspace.to_owned())),
             git: false,
+            link: None,
         }
     }
 
@@ -37,6 +41,7 @@ impl DirLook {
         Self {
             project_file: Some(Err(why)),
             git: false,
+            link: None,
         }
     }
 
@@ -45,12 +50,22 @@ impl DirLook {
         Self {
             project_file: None,
             git: true,
+            link: None,
         }
     }
 
     /// The same, marked as a git root too.
     pub fn with_git(self) -> Self {
         Self { git: true, ..self }
+    }
+
+    /// The same, with a `.git` file judged `link` (a `.git` file is a git root too).
+    pub fn with_link(self, link: GitLink) -> Self {
+        Self {
+            git: true,
+            link: Some(link),
+            ..self
+        }
     }
 }
 

@@ -39,3 +39,4 @@ pub mod scratch;
 pub mod text;
 pub mod use_plan;
 pub mod walk;
+pub mod worktree;

@@ -18,6 +18,7 @@ use crate::project_file::project_file_path;
 use crate::registry::Registry;
 use crate::text::no_workspace;
 use crate::walk::Stop;
+use crate::worktree::{GitLink, LinkedWorktree};
 
 /// Who is asking, because the last step of the order differs: the CLI ends at the active
 /// workspace, an agent session at the unassigned setting first (docs/reference.md, "Resolution").
@@ -144,9 +145,11 @@ fn unknown_workspace(name: &str, from: PinSource, known: &[String]) -> String {
 /// Whether a project file's workspace is honoured on this device.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Approval {
-    /// A root of the workspace (the most specific one is given) contains the file's folder.
+    /// A root of the workspace (the most specific one is given) contains the file's folder, or,
+    /// in a linked worktree, the folder's counterpart in the repository (`through` names it).
     Approved {
         root: PathBuf,
+        through: Option<PathBuf>,
     },
     NoSuchWorkspace,
     NoRoot,
@@ -166,6 +169,17 @@ impl FileVerdict {
     pub fn is_approved(&self) -> bool {
         matches!(self.approval, Approval::Approved { .. })
     }
+
+    /// Approved through a linked worktree's repository rather than by a root of its own.
+    pub fn is_approved_through_repository(&self) -> bool {
+        matches!(
+            self.approval,
+            Approval::Approved {
+                through: Some(_),
+                ..
+            }
+        )
+    }
 }
 
 /// What the walk says, before any rule is applied. Shared by resolution, claims and explain.
@@ -173,6 +187,8 @@ impl FileVerdict {
 pub struct WalkSummary {
     pub project: Option<PathBuf>,
     pub file: Option<FileVerdict>,
+    /// The linked worktree the walk passed, when the nearest `.git` is one git's records confirm.
+    pub worktree: Option<LinkedWorktree>,
     /// One note per invalid file passed on the way to the nearest valid one.
     pub notes: Vec<String>,
 }
@@ -185,8 +201,43 @@ pub fn approval(registry: &Registry, workspace: &str, dir: &Path) -> Approval {
     match registry.deepest_root_of_workspace_containing(workspace, dir) {
         Some(root) => Approval::Approved {
             root: root.path.clone(),
+            through: None,
         },
         None => Approval::NoRoot,
+    }
+}
+
+/// [`approval`], and for a folder of a linked worktree not approved by itself, the approval of
+/// its counterpart in the repository: exactly as if the file sat in the repository's folder.
+pub fn approval_in(
+    registry: &Registry,
+    workspace: &str,
+    dir: &Path,
+    worktree: Option<&LinkedWorktree>,
+) -> Approval {
+    let own = approval(registry, workspace, dir);
+    let Some((wt, there)) = worktree.and_then(|wt| Some((wt, wt.counterpart(dir)?))) else {
+        return own;
+    };
+    match (&own, approval(registry, workspace, &there)) {
+        (Approval::NoRoot, Approval::Approved { root, .. }) => Approval::Approved {
+            root,
+            through: Some(wt.repository.clone()),
+        },
+        _ => own,
+    }
+}
+
+/// The linked worktree a walk passed: the nearest folder with a `.git`, when git's records
+/// confirm it is one. A nearer plain `.git` folder (a nested clone) is a repository of its own.
+pub fn linked_worktree(walk: &[WalkStep]) -> Option<LinkedWorktree> {
+    let step = walk.iter().find(|s| s.look.git)?;
+    match &step.look.link {
+        Some(GitLink::Worktree { repository, .. }) => Some(LinkedWorktree {
+            top: step.dir.clone(),
+            repository: repository.clone(),
+        }),
+        _ => None,
     }
 }
 
@@ -195,6 +246,7 @@ pub fn summarize_walk(walk: &[WalkStep], registry: &Registry) -> WalkSummary {
     let mut summary = WalkSummary {
         project: None,
         file: None,
+        worktree: linked_worktree(walk),
         notes: Vec::new(),
     };
     for step in walk {
@@ -204,7 +256,12 @@ pub fn summarize_walk(walk: &[WalkStep], registry: &Registry) -> WalkSummary {
                     dir: step.dir.clone(),
                     path: project_file_path(&step.dir),
                     workspace: workspace.clone(),
-                    approval: approval(registry, workspace, &step.dir),
+                    approval: approval_in(
+                        registry,
+                        workspace,
+                        &step.dir,
+                        summary.worktree.as_ref(),
+                    ),
                 });
                 true
             }
@@ -228,6 +285,30 @@ pub fn summarize_walk(walk: &[WalkStep], registry: &Registry) -> WalkSummary {
         }
     }
     summary
+}
+
+/// Which folder's roots answer rule 4 for `dir`: `dir` itself, except in a linked worktree,
+/// where the counterpart in the repository answers (the device approved the repository) unless a
+/// root inside the worktree itself is the most specific for `dir` (a record about this very
+/// checkout) or no root contains the counterpart. The second value: whether it is the
+/// counterpart.
+pub fn roots_decide_at(
+    registry: &Registry,
+    dir: &Path,
+    worktree: Option<&LinkedWorktree>,
+) -> (PathBuf, bool) {
+    let own = || (dir.to_path_buf(), false);
+    let Some((wt, there)) = worktree.and_then(|wt| Some((wt, wt.counterpart(dir)?))) else {
+        return own();
+    };
+    let inside_worktree = registry
+        .roots_containing(dir)
+        .into_iter()
+        .any(|r| crate::pathutil::is_within(&r.path, &wt.top));
+    if inside_worktree || registry.roots_containing(&there).is_empty() {
+        return own();
+    }
+    (there, true)
 }
 
 /// Answers the resolution order (docs/reference.md, "Resolution") for `facts.directory`; the first
@@ -275,17 +356,27 @@ pub fn resolve(facts: &Facts<'_>) -> Result<Answer, ResolveError> {
     // 3: an approved project file beats roots, even a more specific root of another workspace:
     // the approval already says this device accepts the file for everything beneath it.
     if let Some(file) = summary.file.as_ref().filter(|f| f.is_approved()) {
+        if let (true, Some(wt)) = (file.is_approved_through_repository(), &summary.worktree) {
+            notes.push(wt.note());
+        }
         return Ok(answer(file.workspace.clone(), Reason::ProjectFile, notes));
     }
 
-    // 4: the most specific root; a tie between workspaces answers nothing.
-    let (_, workspaces) = registry.most_specific_root_workspaces(&facts.directory);
+    // 4: the most specific root; a tie between workspaces answers nothing. In a linked worktree
+    // the repository's roots answer where its counterpart folder stands.
+    let (at_dir, through) = roots_decide_at(registry, &facts.directory, summary.worktree.as_ref());
+    let (_, workspaces) = registry.most_specific_root_workspaces(&at_dir);
     match workspaces.as_slice() {
-        [one] => return Ok(answer(one.clone(), Reason::Root, notes)),
+        [one] => {
+            if let (true, Some(wt)) = (through, &summary.worktree) {
+                notes.push(wt.note());
+            }
+            return Ok(answer(one.clone(), Reason::Root, notes));
+        }
         [] => {}
         tied => {
             let at = registry
-                .roots_containing(&facts.directory)
+                .roots_containing(&at_dir)
                 .into_iter()
                 .max_by_key(|r| crate::pathutil::depth(&r.path))
                 .map(|r| r.path.display().to_string())
@@ -381,6 +472,7 @@ mod tests {
     use crate::memfs::MemFs;
     use crate::project_file::ProjectFileError;
     use crate::registry::fixtures::registry;
+    use crate::worktree::GitLink;
 
     const P: &str = "/home/u/code/app";
 
@@ -782,6 +874,184 @@ mod tests {
             notes: vec![],
         };
         assert_eq!(needs_asking(&a), expected);
+    }
+
+    /// A linked worktree at `top` of the repository `/home/u/src/shop`, as the daemon judged it.
+    fn worktree_of_shop() -> GitLink {
+        GitLink::Worktree {
+            admin: "/home/u/src/shop/.git/worktrees/feat".into(),
+            repository: "/home/u/src/shop".into(),
+        }
+    }
+
+    fn shop_world() -> Registry {
+        registry(
+            &["default", "shop", "misc", "web"],
+            "default",
+            &[
+                ("shop", "/home/u/src/shop"),
+                ("misc", "/home/u/src"),
+                ("web", "/home/u/src/shop/web"),
+            ],
+        )
+    }
+
+    fn in_worktree(dir: &str, files: &[(&str, DirLook)], reg: &Registry) -> Answer {
+        let fs = MemFs::new(files.iter().cloned());
+        resolve(&facts(dir, &fs, reg, Mode::Agent)).unwrap()
+    }
+
+    const NOTE: &str = "approved through the repository /home/u/src/shop (this folder is one of its git worktrees)";
+
+    #[cfg(unix)] // written with Unix paths
+    #[rstest]
+    #[case::beside_the_repository("/home/u/src/shop-feat")]
+    #[case::far_away("/srv/agents/task-7")]
+    fn a_worktrees_project_file_is_approved_through_its_repository(#[case] top: &str) {
+        let reg = shop_world();
+        let look = DirLook::file("shop").with_link(worktree_of_shop());
+        let a = in_worktree(&format!("{top}/src"), &[(top, look)], &reg);
+        assert_eq!(
+            (a.workspace.as_str(), a.reason),
+            ("shop", Reason::ProjectFile)
+        );
+        assert_eq!(a.proposal, None);
+        assert_eq!(a.project, Some(top.into()));
+        assert_eq!(a.notes, vec![NOTE.to_owned()]);
+        assert!(!needs_asking(&a));
+    }
+
+    #[cfg(unix)] // written with Unix paths
+    #[rstest]
+    #[case::the_repositorys_own_root("/srv/w", "shop")]
+    #[case::a_deeper_root_of_the_repository("/srv/w/web/x", "web")]
+    fn a_worktree_without_a_file_resolves_by_the_repositorys_roots(
+        #[case] dir: &str,
+        #[case] want: &str,
+    ) {
+        let reg = shop_world();
+        let a = in_worktree(
+            dir,
+            &[("/srv/w", DirLook::git().with_link(worktree_of_shop()))],
+            &reg,
+        );
+        assert_eq!((a.workspace.as_str(), a.reason), (want, Reason::Root));
+        assert_eq!(a.notes, vec![NOTE.to_owned()]);
+    }
+
+    #[cfg(unix)] // written with Unix paths
+    #[test]
+    fn the_repositorys_root_beats_a_shallower_root_around_the_worktree() {
+        let a = in_worktree(
+            "/home/u/src/shop-feat",
+            &[(
+                "/home/u/src/shop-feat",
+                DirLook::git().with_link(worktree_of_shop()),
+            )],
+            &shop_world(),
+        );
+        assert_eq!((a.workspace.as_str(), a.reason), ("shop", Reason::Root));
+    }
+
+    #[cfg(unix)] // written with Unix paths
+    #[test]
+    fn a_root_inside_the_worktree_itself_is_the_most_specific_record() {
+        let mut reg = shop_world();
+        reg.roots.push(crate::registry::Root {
+            workspace: "web".into(),
+            path: "/home/u/src/shop-feat".into(),
+        });
+        let reg = Registry {
+            root_index: Default::default(),
+            ..reg
+        };
+        let a = in_worktree(
+            "/home/u/src/shop-feat/x",
+            &[(
+                "/home/u/src/shop-feat",
+                DirLook::git().with_link(worktree_of_shop()),
+            )],
+            &reg,
+        );
+        assert_eq!((a.workspace.as_str(), a.reason), ("web", Reason::Root));
+        assert!(a.notes.is_empty(), "{:?}", a.notes);
+    }
+
+    #[cfg(unix)] // written with Unix paths
+    #[test]
+    fn a_bare_repository_under_a_root_approves_its_worktrees() {
+        let reg = registry(&["default", "shop"], "default", &[("shop", "/srv/repos")]);
+        let link = GitLink::Worktree {
+            admin: "/srv/repos/shop.git/worktrees/a".into(),
+            repository: "/srv/repos/shop.git".into(),
+        };
+        for top in ["/tmp/a", "/opt/b"] {
+            let a = in_worktree(
+                top,
+                &[(top, DirLook::file("shop").with_link(link.clone()))],
+                &reg,
+            );
+            assert_eq!(
+                (a.workspace.as_str(), a.reason),
+                ("shop", Reason::ProjectFile)
+            );
+        }
+    }
+
+    #[cfg(unix)] // written with Unix paths
+    #[test]
+    fn a_file_naming_a_workspace_the_repository_is_not_approved_for_stays_a_proposal() {
+        let a = in_worktree(
+            "/srv/w",
+            &[(
+                "/srv/w",
+                DirLook::file("default").with_link(worktree_of_shop()),
+            )],
+            &shop_world(),
+        );
+        assert_eq!(a.proposal.as_deref(), Some("default"));
+        assert_eq!((a.workspace.as_str(), a.reason), ("shop", Reason::Root));
+        assert!(needs_asking(&a));
+    }
+
+    #[cfg(unix)] // written with Unix paths
+    #[test]
+    fn a_refused_link_is_judged_as_an_ordinary_folder() {
+        let link = GitLink::Refused {
+            admin: Some("/home/u/src/shop/.git/worktrees/feat".into()),
+            why: crate::worktree::LinkRefusal::BackLinkElsewhere(
+                "/home/u/src/shop-feat/.git".into(),
+            ),
+        };
+        let a = in_worktree(
+            "/srv/forged",
+            &[("/srv/forged", DirLook::file("shop").with_link(link))],
+            &shop_world(),
+        );
+        assert_eq!(
+            (a.workspace.as_str(), a.reason),
+            ("default", Reason::Active)
+        );
+        assert_eq!(a.proposal.as_deref(), Some("shop"));
+    }
+
+    #[cfg(unix)] // written with Unix paths
+    #[test]
+    fn a_nested_plain_clone_inside_a_worktree_is_its_own_repository() {
+        let a = in_worktree(
+            "/srv/w/vendor/lib",
+            &[
+                ("/srv/w/vendor/lib", DirLook::git()),
+                (
+                    "/srv/w",
+                    DirLook::file("shop").with_link(worktree_of_shop()),
+                ),
+            ],
+            &shop_world(),
+        );
+        // The file is the worktree's, but the nearest repository is the clone: no standing in R.
+        assert_eq!(a.reason, Reason::Active);
+        assert_eq!(a.proposal.as_deref(), Some("shop"));
     }
 
     #[rstest]
