@@ -30,6 +30,8 @@
 //! the kernel keeps one watch per file, so paths watching one file (two names of a project file,
 //! a folder and a path through a link to it) are forgotten together.
 
+pub(crate) mod filekind;
+pub(crate) mod gitlink;
 pub(crate) mod realfs;
 pub(crate) mod watch;
 

@@ -1,13 +1,16 @@
 //! The real filesystem behind the core's `FsView`: [`RealFs`] reads the disk defensively, since a
 //! project file comes from whatever repository was cloned.
 
-use std::fs::{File, Metadata, OpenOptions};
+use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
 #[cfg(unix)]
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use berth_core::fsview::{DirLook, FsView};
+
+use crate::cache::filekind::describe;
+use crate::cache::gitlink;
 use berth_core::project_file::{
     MAX_PROJECT_FILE_BYTES, ProjectFileError, parse_project_file, project_file_path,
 };
@@ -21,6 +24,7 @@ impl FsView for RealFs {
         DirLook {
             project_file: read_project_file(&project_file_path(dir)),
             git: has_git(dir),
+            link: gitlink::judge(dir),
         }
     }
 }
@@ -92,33 +96,6 @@ fn open_error(e: &io::Error) -> Option<Result<String, ProjectFileError>> {
             "permission denied".into(),
         ))),
         _ => Some(Err(ProjectFileError::Unreadable(e.to_string()))),
-    }
-}
-
-#[cfg(windows)]
-fn describe(meta: &Metadata) -> &'static str {
-    if meta.is_dir() {
-        "a directory"
-    } else {
-        "not a regular file"
-    }
-}
-
-#[cfg(unix)]
-fn describe(meta: &Metadata) -> &'static str {
-    let kind = meta.file_type();
-    if kind.is_dir() {
-        "a directory"
-    } else if kind.is_fifo() {
-        "a named pipe (FIFO)"
-    } else if kind.is_char_device() {
-        "a character device"
-    } else if kind.is_block_device() {
-        "a block device"
-    } else if kind.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
     }
 }
 

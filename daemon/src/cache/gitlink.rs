@@ -1,0 +1,372 @@
+//! Judging a folder's `.git` file against git's own records: the I/O half of the core's
+//! `worktree` (docs/reference.md, "Roots, the walk and project files";
+//! docs/decisions/0047-a-git-worktree-is-its-repositorys-project.md).
+//!
+//! The folder is a linked worktree of repository R only when both directions agree: its `.git`
+//! says `gitdir: X`, X lies in `<common>/worktrees/`, `X/gitdir` names this very `.git`, and
+//! `X/commondir` (when present) names `<common>`. Every file is read as a project file is: by a
+//! non-blocking open that follows no link, a regular file only, a few KiB at most. git is never
+//! run.
+
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use berth_core::worktree::{
+    BACK_LINK, COMMON_DIR, DOT_GIT, GitLink, LinkRefusal, MAX_GIT_FILE_BYTES, join_written,
+    parse_dot_git, parse_record, repository_of,
+};
+
+use crate::cache::filekind::describe;
+use crate::canonical::canonicalize;
+
+/// What `dir`'s `.git` amounts to: `None` when there is none or it is a folder (a repository's
+/// own working tree); otherwise the verdict.
+pub fn judge(dir: &Path) -> Option<GitLink> {
+    let dot_git = dir.join(DOT_GIT);
+    let meta = std::fs::symlink_metadata(&dot_git).ok()?;
+    if meta.is_dir() {
+        return None;
+    }
+    if meta.file_type().is_symlink() {
+        return Some(GitLink::refused(LinkRefusal::Link));
+    }
+    if !meta.is_file() {
+        return Some(GitLink::refused(LinkRefusal::NotRegularFile {
+            found: describe(&meta),
+        }));
+    }
+    Some(judge_file(dir, &dot_git))
+}
+
+fn judge_file(dir: &Path, dot_git: &Path) -> GitLink {
+    let bytes = match read_small(dot_git, DOT_GIT) {
+        Ok(Some(bytes)) => bytes,
+        // Gone since the stat: a change the folder's watch reports.
+        Ok(None) => return GitLink::refused(LinkRefusal::Malformed { file: DOT_GIT }),
+        Err(why) => return GitLink::refused(why),
+    };
+    let written = match parse_dot_git(&bytes) {
+        Ok(written) => written,
+        Err(why) => return GitLink::refused(why),
+    };
+    let admin = join_written(dir, written);
+    match verify(dot_git, &admin) {
+        Ok(repository) => GitLink::Worktree { admin, repository },
+        Err(why) => GitLink::Refused {
+            admin: Some(admin),
+            why,
+        },
+    }
+}
+
+/// The repository whose worktree `admin` records `dot_git` to be, checked both ways.
+fn verify(dot_git: &Path, admin: &Path) -> Result<PathBuf, LinkRefusal> {
+    match canonicalize(admin) {
+        Ok(real) if real.is_dir() && same(&real, admin) => {}
+        Ok(real) if real.is_dir() => return Err(LinkRefusal::AdminThroughLink(admin.into())),
+        _ => return Err(LinkRefusal::AdminMissing(admin.into())),
+    }
+    let (common, repository) =
+        repository_of(admin).ok_or_else(|| LinkRefusal::NotInWorktrees(admin.into()))?;
+    let back = read_small(&admin.join(BACK_LINK), BACK_LINK)?
+        .ok_or_else(|| LinkRefusal::NoBackLink(admin.into()))?;
+    let named = join_written(admin, parse_record(&back, BACK_LINK)?);
+    if !names_same(&named, dot_git) {
+        return Err(LinkRefusal::BackLinkElsewhere(named));
+    }
+    if let Some(bytes) = read_small(&admin.join(COMMON_DIR), COMMON_DIR)? {
+        let named = join_written(admin, parse_record(&bytes, COMMON_DIR)?);
+        if !names_same(&named, &common) {
+            return Err(LinkRefusal::CommonDirElsewhere(named));
+        }
+    }
+    Ok(repository)
+}
+
+/// Whether `written`, a path git wrote, names `real`, a canonical path: by its spelling, or
+/// (when git wrote a path through a link of the user's own) by where it leads.
+fn names_same(written: &Path, real: &Path) -> bool {
+    same(written, real) || canonicalize(written).is_ok_and(|c| same(&c, real))
+}
+
+/// Equal paths; on Windows the case of a name does not tell two files apart.
+fn same(a: &Path, b: &Path) -> bool {
+    if cfg!(windows) {
+        a.to_string_lossy().to_lowercase().replace('\\', "/")
+            == b.to_string_lossy().to_lowercase().replace('\\', "/")
+    } else {
+        a == b
+    }
+}
+
+/// One of git's small files: `Ok(None)` when it is not there. Opened without following a link
+/// or waiting on a FIFO, refused unless a regular file, read to one byte past the limit.
+fn read_small(path: &Path, file: &'static str) -> Result<Option<Vec<u8>>, LinkRefusal> {
+    let unreadable = |e: &io::Error| LinkRefusal::Unreadable {
+        file,
+        why: e.to_string(),
+    };
+    let handle = match berth_proto::careful_open::open_read(path) {
+        Ok(handle) => handle,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if berth_proto::careful_open::is_link_refusal(&e) && file == DOT_GIT => {
+            return Err(LinkRefusal::Link);
+        }
+        Err(e) => return Err(unreadable(&e)),
+    };
+    let meta = handle.metadata().map_err(|e| unreadable(&e))?;
+    if !meta.is_file() {
+        return Err(LinkRefusal::Unreadable {
+            file,
+            why: format!("it is {}, not a regular file", describe(&meta)),
+        });
+    }
+    if meta.len() > MAX_GIT_FILE_BYTES as u64 {
+        return Err(LinkRefusal::TooLarge { file });
+    }
+    let mut bytes = Vec::new();
+    handle
+        .take(MAX_GIT_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| unreadable(&e))?;
+    Ok(Some(bytes))
+}
+
+// FIFOs and links are Unix ones; git runs here as the tests' own tool.
+#[cfg(all(test, unix))]
+mod tests {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::symlink;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::*;
+
+    /// A repository `r` with a linked worktree `w`, laid out as git lays them out, in a canonical
+    /// temp folder.
+    struct Repo {
+        _tmp: tempfile::TempDir,
+        root: PathBuf,
+    }
+
+    impl Repo {
+        fn new(relative: bool) -> Self {
+            let tmp = tempfile::tempdir().unwrap();
+            let root = canonicalize(tmp.path()).unwrap();
+            let admin = root.join("r/.git/worktrees/w");
+            std::fs::create_dir_all(&admin).unwrap();
+            std::fs::create_dir(root.join("w")).unwrap();
+            if relative {
+                std::fs::write(root.join("w/.git"), "gitdir: ../r/.git/worktrees/w\n").unwrap();
+                std::fs::write(admin.join("gitdir"), "../../../../w/.git\n").unwrap();
+            } else {
+                std::fs::write(
+                    root.join("w/.git"),
+                    format!("gitdir: {}\n", admin.display()),
+                )
+                .unwrap();
+                std::fs::write(
+                    admin.join("gitdir"),
+                    format!("{}\n", root.join("w/.git").display()),
+                )
+                .unwrap();
+            }
+            std::fs::write(admin.join("commondir"), "../..\n").unwrap();
+            Self { _tmp: tmp, root }
+        }
+
+        fn path(&self, rel: &str) -> PathBuf {
+            self.root.join(rel)
+        }
+
+        fn judge(&self, rel: &str) -> Option<GitLink> {
+            let dir = self.path(rel);
+            within_seconds(move || judge(&dir))
+        }
+
+        fn refusal(&self, rel: &str) -> LinkRefusal {
+            match self.judge(rel) {
+                Some(GitLink::Refused { why, .. }) => why,
+                other => panic!("not refused: {other:?}"),
+            }
+        }
+    }
+
+    fn within_seconds<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || tx.send(f()).unwrap());
+        rx.recv_timeout(Duration::from_secs(5))
+            .expect("judging the .git file blocked")
+    }
+
+    #[test]
+    fn a_worktree_git_made_is_one_both_ways() {
+        for relative in [false, true] {
+            let repo = Repo::new(relative);
+            assert_eq!(
+                repo.judge("w"),
+                Some(GitLink::Worktree {
+                    admin: repo.path("r/.git/worktrees/w"),
+                    repository: repo.path("r"),
+                }),
+                "relative: {relative}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_repositorys_own_git_folder_is_no_link() {
+        let repo = Repo::new(false);
+        assert_eq!(repo.judge("r"), None);
+        assert_eq!(repo.judge("nowhere"), None);
+    }
+
+    #[test]
+    fn a_bare_repositorys_worktree_belongs_to_the_bare_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = canonicalize(tmp.path()).unwrap();
+        let admin = root.join("r.git/worktrees/w");
+        std::fs::create_dir_all(&admin).unwrap();
+        std::fs::create_dir(root.join("w")).unwrap();
+        std::fs::write(
+            root.join("w/.git"),
+            format!("gitdir: {}\r\n", admin.display()),
+        )
+        .unwrap();
+        std::fs::write(
+            admin.join("gitdir"),
+            format!("{}  \n", root.join("w/.git").display()),
+        )
+        .unwrap();
+        std::fs::write(admin.join("commondir"), "../..\n").unwrap();
+        assert_eq!(
+            judge(&root.join("w")),
+            Some(GitLink::Worktree {
+                admin,
+                repository: root.join("r.git"),
+            })
+        );
+    }
+
+    #[test]
+    fn a_copy_of_the_git_file_elsewhere_is_refused_by_the_back_link() {
+        let repo = Repo::new(false);
+        std::fs::create_dir(repo.path("clone")).unwrap();
+        std::fs::copy(repo.path("w/.git"), repo.path("clone/.git")).unwrap();
+        assert_eq!(
+            repo.refusal("clone"),
+            LinkRefusal::BackLinkElsewhere(repo.path("w/.git"))
+        );
+    }
+
+    #[test]
+    fn a_back_link_naming_another_folder_is_refused() {
+        let repo = Repo::new(false);
+        std::fs::write(repo.path("r/.git/worktrees/w/gitdir"), "/elsewhere/.git\n").unwrap();
+        assert_eq!(
+            repo.refusal("w"),
+            LinkRefusal::BackLinkElsewhere("/elsewhere/.git".into())
+        );
+    }
+
+    #[test]
+    fn a_missing_admin_folder_or_back_link_is_refused() {
+        let repo = Repo::new(false);
+        std::fs::remove_file(repo.path("r/.git/worktrees/w/gitdir")).unwrap();
+        assert_eq!(
+            repo.refusal("w"),
+            LinkRefusal::NoBackLink(repo.path("r/.git/worktrees/w"))
+        );
+        std::fs::remove_dir_all(repo.path("r/.git/worktrees/w")).unwrap();
+        assert_eq!(
+            repo.refusal("w"),
+            LinkRefusal::AdminMissing(repo.path("r/.git/worktrees/w"))
+        );
+    }
+
+    #[test]
+    fn a_commondir_naming_another_repository_is_refused() {
+        let repo = Repo::new(false);
+        std::fs::write(repo.path("r/.git/worktrees/w/commondir"), "/other/.git\n").unwrap();
+        assert_eq!(
+            repo.refusal("w"),
+            LinkRefusal::CommonDirElsewhere("/other/.git".into())
+        );
+    }
+
+    #[test]
+    fn a_submodules_git_file_is_not_a_worktree() {
+        let repo = Repo::new(false);
+        std::fs::create_dir_all(repo.path("r/.git/modules/m")).unwrap();
+        std::fs::create_dir(repo.path("m")).unwrap();
+        std::fs::write(repo.path("m/.git"), "gitdir: ../r/.git/modules/m\n").unwrap();
+        assert_eq!(
+            repo.refusal("m"),
+            LinkRefusal::NotInWorktrees(repo.path("r/.git/modules/m"))
+        );
+    }
+
+    #[test]
+    fn an_admin_folder_reached_through_a_link_is_refused() {
+        let repo = Repo::new(false);
+        symlink(repo.path("r"), repo.path("alias")).unwrap();
+        std::fs::write(repo.path("w/.git"), "gitdir: ../alias/.git/worktrees/w\n").unwrap();
+        assert_eq!(
+            repo.refusal("w"),
+            LinkRefusal::AdminThroughLink(repo.path("alias/.git/worktrees/w"))
+        );
+    }
+
+    #[test]
+    fn a_git_file_that_is_a_link_a_fifo_or_huge_is_refused_without_blocking() {
+        let repo = Repo::new(false);
+        std::fs::create_dir(repo.path("l")).unwrap();
+        symlink(repo.path("w/.git"), repo.path("l/.git")).unwrap();
+        assert_eq!(repo.refusal("l"), LinkRefusal::Link);
+
+        std::fs::create_dir(repo.path("f")).unwrap();
+        let c = CString::new(repo.path("f/.git").as_os_str().as_bytes()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(
+            repo.refusal("f"),
+            LinkRefusal::NotRegularFile {
+                found: "a named pipe (FIFO)"
+            }
+        );
+
+        std::fs::create_dir(repo.path("h")).unwrap();
+        let mut huge = format!("gitdir: {}\n", repo.path("r/.git/worktrees/w").display());
+        huge.push_str(&" ".repeat(MAX_GIT_FILE_BYTES));
+        std::fs::write(repo.path("h/.git"), huge).unwrap();
+        assert_eq!(repo.refusal("h"), LinkRefusal::TooLarge { file: DOT_GIT });
+    }
+
+    #[test]
+    fn a_back_link_that_is_a_fifo_does_not_block() {
+        let repo = Repo::new(false);
+        let back = repo.path("r/.git/worktrees/w/gitdir");
+        std::fs::remove_file(&back).unwrap();
+        let c = CString::new(back.as_os_str().as_bytes()).unwrap();
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(matches!(
+            repo.refusal("w"),
+            LinkRefusal::Unreadable { file: "gitdir", .. }
+        ));
+    }
+
+    #[test]
+    fn malformed_git_files_are_refused() {
+        let repo = Repo::new(false);
+        for text in ["", "gitdir:\n", "gitdir: /a\ngitdir: /b\n", "ref: HEAD\n"] {
+            std::fs::write(repo.path("w/.git"), text).unwrap();
+            assert_eq!(
+                repo.refusal("w"),
+                LinkRefusal::Malformed { file: DOT_GIT },
+                "{text:?}"
+            );
+        }
+    }
+}
