@@ -35,7 +35,7 @@ pub(crate) mod gitlink;
 pub(crate) mod realfs;
 pub(crate) mod watch;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -43,6 +43,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak, mpsc};
 use std::time::{Duration, SystemTime};
 
 use berth_core::fsview::{DirLook, FsView, WalkStep};
+use berth_core::worktree::{self, GitLink};
 
 use crate::cache::realfs::RealFs;
 use crate::cache::watch::{
@@ -132,6 +133,19 @@ struct Slot {
     state: SlotState,
     /// The clock when last used: an approximate LRU that reads update without a write lock.
     used: AtomicU64,
+    /// The linked worktree's admin folder this look's `.git` verdict rests on, watched like the
+    /// folder itself (indexed in `Entries::dependents`).
+    admin: Option<PathBuf>,
+}
+
+impl Slot {
+    fn pending(token: u64) -> Self {
+        Self {
+            state: SlotState::Pending(token),
+            used: AtomicU64::new(0),
+            admin: None,
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -141,6 +155,9 @@ struct Entries {
     slots: HashMap<Arc<Path>, Slot, foldhash::fast::RandomState>,
     /// The same keys in path order, so a folder's subtree is one range.
     order: BTreeSet<Arc<Path>>,
+    /// Folders whose `.git` verdict rests on an admin folder, by that folder: a change there (or
+    /// to a folder above it) is a change to their looks.
+    dependents: BTreeMap<PathBuf, BTreeSet<Arc<Path>>>,
 }
 
 impl Entries {
@@ -153,20 +170,73 @@ impl Entries {
     fn remove_under(&mut self, dir: &Path) -> usize {
         let gone: Vec<Arc<Path>> = self.under(dir).cloned().collect();
         for p in &gone {
-            self.order.remove(p);
-            self.slots.remove(p);
+            self.remove_one(p);
         }
         gone.len()
     }
 
     fn remove_one(&mut self, dir: &Path) -> bool {
         self.order.remove(dir);
-        self.slots.remove(dir).is_some()
+        let Some(slot) = self.slots.remove(dir) else {
+            return false;
+        };
+        self.undepend(dir, slot.admin.as_deref());
+        true
+    }
+
+    fn undepend(&mut self, dir: &Path, admin: Option<&Path>) {
+        let Some(admin) = admin else { return };
+        if let Some(dirs) = self.dependents.get_mut(admin) {
+            dirs.remove(dir);
+            if dirs.is_empty() {
+                self.dependents.remove(admin);
+            }
+        }
+    }
+
+    /// Records that the fill holding `token` for `dir` rests on `admin`; false when that fill
+    /// has lost its slot already.
+    fn depend(&mut self, dir: &Path, token: u64, admin: &Path) -> bool {
+        let Some(key) = self.order.get(dir).cloned() else {
+            return false;
+        };
+        let Some(slot) = self.slots.get_mut(dir) else {
+            return false;
+        };
+        if !matches!(slot.state, SlotState::Pending(t) if t == token) {
+            return false;
+        }
+        slot.admin = Some(admin.to_path_buf());
+        self.dependents
+            .entry(admin.to_path_buf())
+            .or_default()
+            .insert(key);
+        true
+    }
+
+    /// The folders whose looks a change at `path` may alter through their admin folder: the
+    /// admin folder or one above it changed, or git's `gitdir` or `commondir` in it did.
+    fn dependents_of(&self, path: &Path) -> Vec<Arc<Path>> {
+        let mut found: Vec<Arc<Path>> = self
+            .dependents
+            .range::<Path, _>((Bound::Included(path), Bound::Unbounded))
+            .take_while(|(admin, _)| admin.starts_with(path))
+            .flat_map(|(_, dirs)| dirs.iter().cloned())
+            .collect();
+        let record = path
+            .file_name()
+            .is_some_and(|n| n == worktree::BACK_LINK || n == worktree::COMMON_DIR);
+        if record && let Some(dirs) = path.parent().and_then(|a| self.dependents.get(a)) {
+            found.extend(dirs.iter().cloned());
+        }
+        found
     }
 
     fn insert(&mut self, dir: &Path, slot: Slot) {
         if let Some(old) = self.slots.get_mut(dir) {
+            let admin = old.admin.take();
             *old = slot;
+            self.undepend(dir, admin.as_deref());
             return;
         }
         let key: Arc<Path> = Arc::from(dir);
@@ -611,20 +681,32 @@ impl LookupCache {
                 drop(entries);
                 return self.inner.look(dir);
             }
-            entries.insert(
-                dir,
-                Slot {
-                    state: SlotState::Pending(token),
-                    used: AtomicU64::new(0),
-                },
-            );
+            entries.insert(dir, Slot::pending(token));
         }
         // The watches (or the fingerprint) come before the read: a change after them is seen,
         // a change before them is in what the read returns.
         let plan = self.plan(dir);
         // After the watches: a link or rename on the way from now on is an event.
         let canonical = matches!(plan, Plan::Watched) && is_canonical_dir(dir);
-        let look = self.inner.look(dir);
+        let mut look = self.inner.look(dir);
+        let plan = match look
+            .link
+            .as_ref()
+            .and_then(GitLink::admin)
+            .map(Path::to_path_buf)
+        {
+            None => plan,
+            // A `.git` verdict rests on git's admin folder too: watched like the folder, and
+            // read again after its watches, so a change from then on is an event.
+            Some(admin) => match plan {
+                Plan::Watched if self.watch_admin(dir, token, &admin) => {
+                    look = self.inner.look(dir);
+                    let same = look.link.as_ref().and_then(GitLink::admin) == Some(&*admin);
+                    if same { Plan::Watched } else { Plan::Uncached }
+                }
+                _ => Plan::Uncached,
+            },
+        };
         let check = match plan {
             Plan::Watched => Check::Watched,
             Plan::Linked(stamp) => Check::Linked(stamp),
@@ -723,6 +805,28 @@ impl LookupCache {
         }
     }
 
+    /// Watches `admin` and the folders above it for the fill holding `token` for `dir`, and
+    /// records that `dir`'s look rests on it.
+    fn watch_admin(&self, dir: &Path, token: u64, admin: &Path) -> bool {
+        delivers_events(admin)
+            && self.watch(admin, None)
+            && self.write_entries().depend(dir, token, admin)
+    }
+
+    /// Drops the looks that a change at `path` alters through their admin folder.
+    fn invalidate_dependents(&self, path: &Path) {
+        let dirs = self.read_entries().dependents_of(path);
+        if dirs.is_empty() {
+            return;
+        }
+        let mut entries = self.write_entries();
+        for dir in dirs {
+            if entries.remove_one(&dir) {
+                self.invalidations.fetch_add(1, Relaxed);
+            }
+        }
+    }
+
     /// The plan for a watched folder whose project file has more than one name.
     fn linked(&self, stamp: Stamp) -> Plan {
         if stamp.is_recent(SystemTime::now(), self.config.trust_after) {
@@ -777,6 +881,7 @@ impl LookupCache {
         for path in &dropped {
             self.invalidate_under_if_cached(path);
             self.invalidate_named(path);
+            self.invalidate_dependents(path);
         }
         out
     }
@@ -795,16 +900,21 @@ impl LookupCache {
     /// Forgets the watches at and under `dir` (before the entries they guard go), and those of
     /// other paths sharing one of them, whose entries it drops.
     fn forget_watches_under(&self, dir: &Path) {
-        self.with_watches(|table| {
-            if table
+        let forgot = self.with_watches(|table| {
+            let any = table
                 .watched
                 .range::<Path, _>((Bound::Included(dir), Bound::Unbounded))
                 .next()
-                .is_some_and(|p| p.starts_with(dir))
-            {
+                .is_some_and(|p| p.starts_with(dir));
+            if any {
                 table.forget_under(dir);
             }
+            any
         });
+        // An admin folder whose watch went no longer guards the looks resting on it.
+        if forgot {
+            self.invalidate_dependents(dir);
+        }
     }
 
     fn invalidate_under_if_cached(&self, dir: &Path) {
@@ -831,6 +941,7 @@ impl LookupCache {
             self.invalidate_under_if_cached(path);
         }
         self.invalidate_named(path);
+        self.invalidate_dependents(path);
     }
 
     /// Drops the entry of the folder whose look `path` is part of, by its name: a `.berth` or
@@ -1152,6 +1263,83 @@ mod tests {
             max_watches,
             ..CacheConfig::default()
         }
+    }
+
+    /// A repository `r` with a linked worktree `w`, as git lays them out.
+    fn worktree(root: &Path) -> PathBuf {
+        let admin = root.join("r/.git/worktrees/w");
+        std::fs::create_dir_all(&admin).unwrap();
+        std::fs::create_dir(root.join("w")).unwrap();
+        std::fs::write(
+            root.join("w/.git"),
+            format!("gitdir: {}\n", admin.display()),
+        )
+        .unwrap();
+        std::fs::write(
+            admin.join("gitdir"),
+            format!("{}\n", root.join("w/.git").display()),
+        )
+        .unwrap();
+        std::fs::write(admin.join("commondir"), "../..\n").unwrap();
+        admin
+    }
+
+    #[test]
+    fn a_worktrees_look_is_held_under_watches_and_follows_its_admin_folder() {
+        let (_t, root) = tree();
+        let admin = worktree(&root);
+        let w = root.join("w");
+        let cache = LookupCache::new(CacheConfig::default());
+        let verified = cache.look(&w);
+        assert!(
+            matches!(verified.link, Some(GitLink::Worktree { .. })),
+            "{verified:?}"
+        );
+        // From memory: the admin folder's watches keep the verdict true.
+        assert!(cache.look_along_in_memory(vec![w.clone()]).is_some());
+        // The back-link rewritten (the worktree moved elsewhere), then restored.
+        std::fs::write(admin.join("gitdir"), "/elsewhere/.git\n").unwrap();
+        settles(&cache, &w);
+        assert!(matches!(cache.look(&w).link, Some(GitLink::Refused { .. })));
+        std::fs::write(
+            admin.join("gitdir"),
+            format!("{}\n", w.join(".git").display()),
+        )
+        .unwrap();
+        settles(&cache, &w);
+        assert_eq!(cache.look(&w), verified);
+        // The commondir changed, and the admin folder pruned.
+        std::fs::write(admin.join("commondir"), "/other/.git\n").unwrap();
+        settles(&cache, &w);
+        std::fs::remove_dir_all(&admin).unwrap();
+        settles(&cache, &w);
+        assert!(matches!(
+            cache.look(&w).link,
+            Some(GitLink::Refused {
+                why: berth_core::worktree::LinkRefusal::AdminMissing(_),
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn a_worktree_whose_repository_folder_moves_is_judged_again() {
+        let (_t, root) = tree();
+        worktree(&root);
+        let w = root.join("w");
+        let cache = LookupCache::new(CacheConfig::default());
+        assert!(matches!(
+            cache.look(&w).link,
+            Some(GitLink::Worktree { .. })
+        ));
+        std::fs::rename(root.join("r"), root.join("r2")).unwrap();
+        settles(&cache, &w);
+        std::fs::rename(root.join("r2"), root.join("r")).unwrap();
+        settles(&cache, &w);
+        assert!(matches!(
+            cache.look(&w).link,
+            Some(GitLink::Worktree { .. })
+        ));
     }
 
     #[test]
@@ -1580,13 +1768,7 @@ mod tests {
         let cache = LookupCache::new(CacheConfig::default());
         {
             let mut e = cache.write_entries();
-            e.insert(
-                &root,
-                Slot {
-                    state: SlotState::Pending(u64::MAX),
-                    used: AtomicU64::new(0),
-                },
-            );
+            e.insert(&root, Slot::pending(u64::MAX));
         }
         // A concurrent fill reads through and leaves the other fill's slot alone.
         assert_eq!(cache.look(&root), DirLook::default());
