@@ -33,6 +33,21 @@ pub mod mcp;
 /// The version every binary of the workspace reports.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// git as the test runner's own PATH finds it (the hermetic PATH of [`TestEnv::base_env`] may
+/// hold an older one, or none). Panics when there is none: the worktree tests need real git.
+pub fn git_program() -> &'static Path {
+    static GIT: OnceLock<PathBuf> = OnceLock::new();
+    GIT.get_or_init(|| {
+        let name = exe_name("git");
+        std::env::var_os("PATH")
+            .iter()
+            .flat_map(std::env::split_paths)
+            .map(|dir| dir.join(&name))
+            .find(|p| p.is_file())
+            .expect("git on the test runner's PATH")
+    })
+}
+
 /// A binary's file name: `name`, with `.exe` on Windows.
 fn exe_name(name: &str) -> String {
     format!("{name}{}", std::env::consts::EXE_SUFFIX)
@@ -475,6 +490,36 @@ impl TestEnv {
         let dir = dir.as_ref();
         std::fs::create_dir_all(dir.join(".git")).expect("create .git");
         dir.to_path_buf()
+    }
+
+    /// Runs git (the one the test runner's PATH finds, see [`git_program`]) in `dir` with no
+    /// system or global configuration and a fixed author, and expects it to succeed.
+    pub fn git<I, S>(&self, dir: impl AsRef<Path>, args: I)
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let config = self.root.join("gitconfig");
+        if !config.exists() {
+            std::fs::write(&config, "").expect("an empty git configuration");
+        }
+        let mut cmd = Command::new(git_program());
+        cmd.env_clear()
+            .envs(std::env::var_os("PATH").map(|p| ("PATH", p)))
+            .envs(std::env::var_os("SystemRoot").map(|p| ("SystemRoot", p)))
+            .env("HOME", self.home())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", &config)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_AUTHOR_NAME", "berth tests")
+            .env("GIT_AUTHOR_EMAIL", "tests@berth.invalid")
+            .env("GIT_COMMITTER_NAME", "berth tests")
+            .env("GIT_COMMITTER_EMAIL", "tests@berth.invalid")
+            .args(["-c", "init.defaultBranch=main"])
+            .args(args)
+            .current_dir(dir.as_ref())
+            .stdin(Stdio::null());
+        let _ = self.run(cmd).success();
     }
 
     /// Writes `<dir>/.berth/workspace.json` with `content`; returns its path.

@@ -31,6 +31,10 @@ mod resolve;
 // walk and project files").
 #[path = "e2e/walk.rs"]
 mod walk;
+// Linked git worktrees made by real git: a worktree of an approved repository is its project;
+// forgeries are judged as ordinary folders (docs/reference.md, "Roots, the walk and project files").
+#[path = "e2e/worktrees.rs"]
+mod worktrees;
 // `root add/remove/list` and their refusals (docs/reference.md, "Roots, the walk and project
 // files").
 #[path = "e2e/roots.rs"]

@@ -5,15 +5,15 @@
 //! project file happen together or not at all: the core's `UsePlan` decides
 //! everything, every refusal included, before this writes anything.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::error::{BerthError, is_disk_full};
 use crate::ops::caller::Caller;
 use crate::ops::device::Device;
 use berth_core::names::check_workspace_name;
 use berth_core::project_file::{PROJECT_DIR, project_file_path};
-use berth_core::registry::Home;
-use berth_core::resolve::{Answer, Mode, summarize_walk};
+use berth_core::registry::{Home, Registry};
+use berth_core::resolve::{Answer, Mode, WalkSummary, summarize_walk};
 use berth_core::use_plan::{FileEdit, UsePlan, UseRefusal, plan};
 
 /// What `use` did.
@@ -62,6 +62,19 @@ impl Device {
                 }));
         }
         let summary = summarize_walk(&gathered.walk, &reg);
+        if let Some(note) =
+            already_approved_through_repository(&summary, &gathered.directory, name, &reg)
+        {
+            let answer = self.resolve(caller, "", None, mode)?;
+            return Ok(UseOutcome {
+                folder: summary.project,
+                created: false,
+                root_added: false,
+                project_file: None,
+                notes: vec![note],
+                answer,
+            });
+        }
         let folder = match (summary.project, mode) {
             (Some(project), _) => project,
             (None, Mode::Cli) => gathered.directory.clone(),
@@ -176,6 +189,27 @@ impl Device {
     pub(crate) fn invalidate(&self, dir: &std::path::Path) {
         self.fs().invalidate(dir);
     }
+}
+
+/// In a linked worktree of a repository a root of `name` already approves, and whose project
+/// file (if any) names `name` too, `use` has nothing to do: the note saying so.
+fn already_approved_through_repository(
+    summary: &WalkSummary,
+    directory: &Path,
+    name: &str,
+    reg: &Registry,
+) -> Option<String> {
+    let worktree = summary.worktree.as_ref()?;
+    let here = summary.project.as_deref().unwrap_or(directory);
+    let there = worktree.counterpart(here)?;
+    let file_agrees = summary.file.as_ref().is_none_or(|f| f.workspace == name);
+    (file_agrees && reg.root_of_workspace_contains(name, &there)).then(|| {
+        format!(
+            "{} is already approved for {name} through the repository {} (this folder is one of its git worktrees); nothing was changed",
+            worktree.top.display(),
+            worktree.repository.display()
+        )
+    })
 }
 
 fn refused(e: UseRefusal) -> BerthError {

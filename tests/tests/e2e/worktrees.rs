@@ -1,0 +1,385 @@
+//! Linked git worktrees made by real git: a worktree of an approved repository is that
+//! repository's project, wherever it lies; a `.git` file git's records do not confirm is judged as
+//! an ordinary folder (docs/reference.md, "Roots, the walk and project files";
+//! docs/decisions/0047-a-git-worktree-is-its-repositorys-project.md).
+
+use std::path::{Path, PathBuf};
+
+use berth_tests::{TestEnv, bin};
+use serde_json::{Value, json};
+
+/// A repository `src/shop` approved for `shop` through `workspace use`, its project file
+/// committed, as a new user would set it up.
+fn approved_shop(env: &TestEnv) -> PathBuf {
+    let shop = env.dir("src/shop");
+    env.git(&shop, ["init", "-q"]);
+    env.json_in(&shop, ["workspace", "use", "shop"]);
+    commit_all(env, &shop);
+    shop
+}
+
+fn commit_all(env: &TestEnv, repo: &Path) {
+    env.git(repo, ["add", "-A"]);
+    env.git(repo, ["commit", "-q", "--allow-empty", "-m", "init"]);
+}
+
+/// `git worktree add <place>` from `repo`; returns the worktree's canonical folder.
+fn add_worktree(env: &TestEnv, repo: &Path, place: &str) -> PathBuf {
+    let at = env.root().join(place);
+    std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+    env.git(repo, ["worktree", "add", "-q", at.to_str().unwrap()]);
+    berth_tests::canonical(&at).unwrap()
+}
+
+/// The admin folder git made for the worktree at `worktree`.
+fn admin_of(worktree: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(worktree.join(".git")).unwrap();
+    PathBuf::from(text.trim_end().strip_prefix("gitdir: ").unwrap())
+}
+
+fn resolve(env: &TestEnv, dir: &Path) -> Value {
+    env.json_in(dir, ["resolve"])
+}
+
+fn through_note(repo: &Path) -> String {
+    format!(
+        "approved through the repository {} (this folder is one of its git worktrees)",
+        repo.display()
+    )
+}
+
+fn notes(answer: &Value) -> Vec<String> {
+    answer["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn prompt(env: &TestEnv, dir: &Path) -> String {
+    env.run_in(dir, ["prompt"]).success().stdout()
+}
+
+#[test]
+fn a_worktree_beside_the_repository_and_one_far_away_are_its_project() {
+    let env = TestEnv::new();
+    let shop = approved_shop(&env);
+    for place in ["src/shop-feat", "elsewhere/agents/task-7"] {
+        let wt = add_worktree(&env, &shop, place);
+        let deep = wt.join("deep");
+        std::fs::create_dir_all(&deep).unwrap();
+        for dir in [&wt, &deep] {
+            let a = resolve(&env, dir);
+            assert_eq!(a["workspace"], "shop", "{place}: {a:#}");
+            assert_eq!(a["reason"], "project-file", "{place}: {a:#}");
+            assert_eq!(a["proposal"], Value::Null, "{place}: {a:#}");
+            assert_eq!(a["project"], json!(wt), "{place}: {a:#}");
+            assert_eq!(notes(&a), [through_note(&shop)], "{place}: {a:#}");
+        }
+        assert_eq!(prompt(&env, &wt), "shop\n", "{place}: no question mark");
+        let e = env.json_in(&wt, ["explain"]);
+        let findings = e["steps"][0]["findings"].to_string();
+        assert!(
+            findings
+                .contains("whose back-link names this folder: a linked worktree of the repository"),
+            "{e:#}"
+        );
+        assert!(
+            e["decided"]
+                .as_str()
+                .unwrap()
+                .contains("approved it through the repository"),
+            "{e:#}"
+        );
+    }
+}
+
+#[test]
+fn a_repository_approved_by_a_root_alone_approves_its_worktrees() {
+    let env = TestEnv::new();
+    env.json(["workspace", "create", "lab"]);
+    let lab = env.dir("lab");
+    env.json(["root", "add", "lab", lab.to_str().unwrap()]);
+    let repo = env.dir("lab/tool");
+    env.git(&repo, ["init", "-q"]);
+    commit_all(&env, &repo);
+    let wt = add_worktree(&env, &repo, "agents/tool-fix");
+    let a = resolve(&env, &wt);
+    assert_eq!(
+        (&a["workspace"], &a["reason"]),
+        (&json!("lab"), &json!("root")),
+        "{a:#}"
+    );
+    assert_eq!(notes(&a), [through_note(&repo)]);
+    assert_eq!(prompt(&env, &wt), "lab\n");
+    let e = env.json_in(&wt, ["explain"]);
+    assert!(
+        e["decided"].as_str().unwrap().starts_with(&format!(
+            "rule 4: {} is in a linked worktree of the repository {}",
+            wt.display(),
+            repo.display()
+        )),
+        "{e:#}"
+    );
+}
+
+#[test]
+fn a_bare_repository_under_a_root_approves_two_worktrees_elsewhere() {
+    let env = TestEnv::new();
+    env.json(["workspace", "create", "shop"]);
+    let seed = env.dir("seed");
+    env.git(&seed, ["init", "-q"]);
+    env.project_file(&seed, r#"{"workspace": "shop"}"#);
+    commit_all(&env, &seed);
+    let repos = env.dir("repos");
+    env.json(["root", "add", "shop", repos.to_str().unwrap()]);
+    env.git(
+        &repos,
+        ["clone", "-q", "--bare", seed.to_str().unwrap(), "shop.git"],
+    );
+    let bare = repos.join("shop.git");
+    let one = add_worktree(&env, &bare, "a/one");
+    env.git(&bare, ["branch", "two"]);
+    let two = env.root().join("b/two");
+    std::fs::create_dir_all(two.parent().unwrap()).unwrap();
+    env.git(
+        &bare,
+        ["worktree", "add", "-q", two.to_str().unwrap(), "two"],
+    );
+    for wt in [one, two] {
+        let a = resolve(&env, &wt);
+        assert_eq!(
+            (&a["workspace"], &a["reason"]),
+            (&json!("shop"), &json!("project-file")),
+            "{a:#}"
+        );
+        assert_eq!(notes(&a), [through_note(&bare)]);
+    }
+}
+
+/// Resolves `dir` and expects the answer of an ordinary folder holding the worktree's proposal,
+/// with `why` in explain's account of its `.git`.
+fn judged_as_today(env: &TestEnv, dir: &Path, why: &str) {
+    let a = resolve(env, dir);
+    assert_eq!(
+        (&a["workspace"], &a["reason"], &a["proposal"]),
+        (&json!("default"), &json!("active"), &json!("shop")),
+        "{a:#}"
+    );
+    assert!(
+        prompt(env, dir).contains('?'),
+        "a forged worktree is asked about"
+    );
+    let e = env.json_in(dir, ["explain"]);
+    let findings = e["steps"][0]["findings"].to_string();
+    assert!(
+        findings.contains("not a linked worktree") && findings.contains(why),
+        "{why}: {e:#}"
+    );
+}
+
+#[test]
+fn a_clone_whose_git_file_points_into_the_repositorys_worktrees_is_not_one() {
+    let env = TestEnv::new();
+    let shop = approved_shop(&env);
+    let wt = add_worktree(&env, &shop, "src/shop-feat");
+    let forged = env.dir("elsewhere/forged");
+    std::fs::copy(wt.join(".git"), forged.join(".git")).unwrap();
+    env.project_file(&forged, r#"{"workspace": "shop"}"#);
+    judged_as_today(&env, &forged, "back-link names");
+    // The real worktree is still one.
+    assert_eq!(resolve(&env, &wt)["reason"], "project-file");
+}
+
+#[test]
+fn a_back_link_naming_another_folder_is_refused() {
+    let env = TestEnv::new();
+    let shop = approved_shop(&env);
+    let wt = add_worktree(&env, &shop, "src/shop-feat");
+    assert_eq!(resolve(&env, &wt)["reason"], "project-file");
+    let other = env.dir("other");
+    std::fs::write(
+        admin_of(&wt).join("gitdir"),
+        format!("{}\n", other.join(".git").display()),
+    )
+    .unwrap();
+    judged_as_today(&env, &wt, "back-link names");
+}
+
+#[test]
+fn a_removed_admin_folder_or_a_pruned_worktree_is_refused() {
+    let env = TestEnv::new();
+    let shop = approved_shop(&env);
+    let wt = add_worktree(&env, &shop, "src/shop-feat");
+    assert_eq!(resolve(&env, &wt)["reason"], "project-file");
+    std::fs::remove_dir_all(admin_of(&wt)).unwrap();
+    judged_as_today(&env, &wt, "is missing");
+
+    // Deleted, pruned, and put back by hand with its old `.git` file.
+    let gone = add_worktree(&env, &shop, "src/shop-gone");
+    let dot_git = std::fs::read(gone.join(".git")).unwrap();
+    assert_eq!(resolve(&env, &gone)["reason"], "project-file");
+    std::fs::remove_dir_all(&gone).unwrap();
+    env.git(&shop, ["worktree", "prune"]);
+    std::fs::create_dir_all(&gone).unwrap();
+    std::fs::write(gone.join(".git"), dot_git).unwrap();
+    env.project_file(&gone, r#"{"workspace": "shop"}"#);
+    judged_as_today(&env, &gone, "is missing");
+}
+
+#[cfg(unix)] // FIFOs and links
+#[test]
+fn a_git_file_that_is_a_fifo_a_link_or_huge_is_refused_without_blocking() {
+    let env = TestEnv::new();
+    let shop = approved_shop(&env);
+    let wt = add_worktree(&env, &shop, "src/shop-feat");
+
+    let fifo = env.dir("f");
+    let status = std::process::Command::new("mkfifo")
+        .arg(fifo.join(".git"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    env.project_file(&fifo, r#"{"workspace": "shop"}"#);
+    judged_as_today(&env, &fifo, "named pipe");
+
+    let link = env.dir("l");
+    std::os::unix::fs::symlink(wt.join(".git"), link.join(".git")).unwrap();
+    env.project_file(&link, r#"{"workspace": "shop"}"#);
+    judged_as_today(&env, &link, "is a link");
+
+    let huge = env.dir("h");
+    let mut text = std::fs::read_to_string(wt.join(".git")).unwrap();
+    text.push_str(&" ".repeat(64 * 1024));
+    std::fs::write(huge.join(".git"), text).unwrap();
+    env.project_file(&huge, r#"{"workspace": "shop"}"#);
+    judged_as_today(&env, &huge, "larger than");
+}
+
+#[test]
+fn a_worktree_moved_or_removed_is_resolved_anew() {
+    let env = TestEnv::new();
+    let shop = approved_shop(&env);
+    let wt = add_worktree(&env, &shop, "src/shop-feat");
+    // Warm: the answer comes from memory afterwards.
+    for _ in 0..3 {
+        assert_eq!(resolve(&env, &wt)["reason"], "project-file");
+    }
+    let moved = env.root().join("elsewhere/moved");
+    std::fs::create_dir_all(moved.parent().unwrap()).unwrap();
+    env.git(
+        &shop,
+        [
+            "worktree",
+            "move",
+            wt.to_str().unwrap(),
+            moved.to_str().unwrap(),
+        ],
+    );
+    let moved = berth_tests::canonical(&moved).unwrap();
+    assert_eq!(resolve(&env, &moved)["reason"], "project-file");
+    // A copy left at the old place with the old `.git` file is no worktree any more.
+    std::fs::create_dir_all(&wt).unwrap();
+    std::fs::copy(moved.join(".git"), wt.join(".git")).unwrap();
+    env.project_file(&wt, r#"{"workspace": "shop"}"#);
+    judged_as_today(&env, &wt, "back-link names");
+    env.git(
+        &shop,
+        ["worktree", "remove", "--force", moved.to_str().unwrap()],
+    );
+    std::fs::create_dir_all(&moved).unwrap();
+    std::fs::copy(wt.join(".git"), moved.join(".git")).unwrap();
+    env.project_file(&moved, r#"{"workspace": "shop"}"#);
+    judged_as_today(&env, &moved, "is missing");
+}
+
+#[test]
+fn claims_of_cwds_in_worktrees_are_the_repositorys() {
+    let env = TestEnv::new();
+    let shop = approved_shop(&env);
+    env.json(["workspace", "create", "lab"]);
+    let lab = env.dir("lab");
+    env.json(["root", "add", "lab", lab.to_str().unwrap()]);
+    let tool = env.dir("lab/tool");
+    env.git(&tool, ["init", "-q"]);
+    commit_all(&env, &tool);
+    let shop_wt = add_worktree(&env, &shop, "agents/shop");
+    let tool_wt = add_worktree(&env, &tool, "agents/tool");
+    let claim = |dirs: &[&Path]| {
+        let mut args = vec!["claim".to_string()];
+        for d in dirs {
+            args.extend(["--cwd".into(), d.to_str().unwrap().to_owned()]);
+        }
+        env.json(args)
+    };
+    assert_eq!(claim(&[&shop_wt]), json!({"workspaces": ["shop"]}));
+    assert_eq!(
+        claim(&[&tool_wt.join("src")]),
+        json!({"workspaces": ["lab"]})
+    );
+    assert_eq!(claim(&[&shop_wt, &shop]), json!({"workspaces": ["shop"]}));
+    assert_eq!(claim(&[&shop_wt, &tool_wt]), json!({"workspaces": []}));
+}
+
+#[test]
+fn workspace_use_in_a_worktree_of_an_approved_repository_changes_nothing() {
+    let env = TestEnv::new();
+    let shop = approved_shop(&env);
+    let wt = add_worktree(&env, &shop, "elsewhere/shop-feat");
+    let roots = env.json(["root", "list"]);
+    let file = std::fs::read(wt.join(".berth/workspace.json")).unwrap();
+    let run = env.run_in(&wt, ["workspace", "use", "shop"]).success();
+    assert!(
+        run.stderr().contains(&format!(
+            "already approved for shop through the repository {}",
+            shop.display()
+        )),
+        "{}",
+        run.stderr()
+    );
+    let out = env.json_in(&wt, ["workspace", "use", "shop"]);
+    assert_eq!(
+        (&out["created"], &out["root_added"]),
+        (&json!(false), &json!(false))
+    );
+    assert_eq!(out["project_file"], Value::Null);
+    assert_eq!(env.json(["root", "list"]), roots);
+    assert_eq!(
+        std::fs::read(wt.join(".berth/workspace.json")).unwrap(),
+        file
+    );
+}
+
+#[cfg(unix)] // runs sh
+#[test]
+fn berth_exec_and_the_session_start_hook_see_the_repositorys_workspace() {
+    let env = TestEnv::new();
+    let shop = approved_shop(&env);
+    let wt = add_worktree(&env, &shop, "elsewhere/shop-feat");
+    let show = r#"printf '%s|%s|%s' "$BERTH_WORKSPACE" "$BERTH_PROJECT" "$BERTH_REASON""#;
+    let run = env.run_in(&wt, ["exec", "--", "sh", "-c", show]).success();
+    assert_eq!(run.stdout(), format!("shop|{}|project-file", wt.display()));
+
+    let mut cmd = env.command(bin("berth-hook"));
+    cmd.arg("session-start");
+    let payload = json!({
+        "session_id": "s-worktree",
+        "cwd": wt,
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    });
+    let out = env
+        .run_with_stdin(cmd, payload.to_string().as_bytes())
+        .success()
+        .stdout();
+    let doc: Value = serde_json::from_str(&out).expect("one JSON document");
+    let context = doc["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no additionalContext in {doc}"));
+    assert!(context.contains("shop"), "{context}");
+    assert!(
+        !context.contains("use_workspace"),
+        "an approved repository's worktree is not asked about: {context}"
+    );
+}
