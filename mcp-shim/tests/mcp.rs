@@ -746,6 +746,38 @@ async fn an_approved_project_gets_no_notice() {
     shim.stop().await;
 }
 
+/// docs/reference.md, "Roots, the walk and project files": a linked worktree of an approved
+/// repository is its project, so a session there is not asked; one far from the repository too.
+#[tokio::test]
+async fn a_worktree_of_an_approved_repository_gets_no_notice() {
+    let env = TestEnv::new();
+    berth(&env, &["workspace", "create", "shop"]);
+    let repo = env.dir("src/shop");
+    env.git(&repo, ["init", "-q"]);
+    let _ = env.run_in(&repo, ["workspace", "use", "shop"]).success();
+    env.git(&repo, ["add", "-A"]);
+    env.git(&repo, ["commit", "-q", "-m", "init"]);
+    let far = env.root().join("agents/task-1");
+    std::fs::create_dir_all(far.parent().unwrap()).unwrap();
+    env.git(&repo, ["worktree", "add", "-q", far.to_str().unwrap()]);
+    let far = berth_tests::canonical(&far).unwrap();
+    let shim = Spawn::new(&env, &far).start().await;
+    let (first, ctx) = shim.ok("device_context", json!({})).await;
+    assert!(!is_notice(&first), "{first}");
+    assert_eq!(ctx["workspace"], "shop");
+    assert_eq!(ctx["reason"], "project-file");
+    assert_eq!(ctx["proposal"], Value::Null);
+    assert!(
+        ctx["notes"]
+            .to_string()
+            .contains("approved through the repository"),
+        "{ctx}"
+    );
+    // Its own folder is the workspace's home, never the worktree.
+    assert_eq!(ctx["folder"], json!(env.managed_home("shop")));
+    shim.stop().await;
+}
+
 /// docs/reference.md, "Roots, the walk and project files": a note about an ignored project file
 /// reaches the user through the session notice too, on the first result only, even when nothing
 /// needs asking.
