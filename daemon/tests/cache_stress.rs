@@ -9,8 +9,12 @@
 //! still believes a path is canonical shows up. Project files are given second names (hard
 //! links) in a folder nothing watches, written through those names, made names of each other
 //! across folders, and have names taken away again, so an answer that trusts watches for a file
-//! with more than one name shows up too. Zero stale answers are allowed; see below for answers
-//! late at 20 ms.
+//! with more than one name shows up too. Linked git worktrees are added, moved, removed and
+//! pruned as git does it (a `.git` file, and an admin folder in a repository's
+//! `.git/worktrees/` with its back-link and `commondir`), their admin records rewritten, and
+//! their `.git` files copied into other folders as forgeries, so an answer that still trusts a
+//! worktree whose records changed shows up as well. Zero stale answers are allowed; see below
+//! for answers late at 20 ms.
 //!
 //! `BERTH_STRESS_OPS` sets the number of filesystem changes (default 2,000; the long run is
 //! 1,000,000), `BERTH_STRESS_SEED` the seed, and `BERTH_STRESS_LATE_PER_MILLE` how many
@@ -216,6 +220,8 @@ struct Generator {
     dirs: Vec<PathBuf>,
     links: Vec<PathBuf>,
     names: Vec<PathBuf>,
+    /// Linked worktrees made: (the worktree's folder, its admin folder), as last placed.
+    worktrees: Vec<(PathBuf, PathBuf)>,
     serial: u64,
 }
 
@@ -297,7 +303,8 @@ impl Generator {
         let dir = self.random_dir();
         let berth = dir.join(".berth");
         let file = berth.join("workspace.json");
-        match self.rng.below(24) {
+        match self.rng.below(30) {
+            24..=29 => self.worktree_step(),
             0..=2 => {
                 if dir.components().count() - self.tree.components().count() < 6 {
                     let new = dir.join(self.fresh_name());
@@ -430,6 +437,102 @@ impl Generator {
     }
 }
 
+impl Generator {
+    /// One change to linked worktrees, made as git makes it (git itself would be too slow to
+    /// run thousands of times).
+    fn worktree_step(&mut self) {
+        match self.rng.below(6) {
+            0 | 1 => {
+                // `git worktree add`: in a repository of the tree, to a folder anywhere in it.
+                let repos: Vec<PathBuf> = self
+                    .dirs
+                    .iter()
+                    .filter(|d| d.join(".git").is_dir())
+                    .cloned()
+                    .collect();
+                if repos.is_empty() {
+                    return;
+                }
+                let repo = self.rng.pick(&repos).clone();
+                let admin = repo.join(".git/worktrees").join(self.fresh_name());
+                let at = self.random_dir().join(self.fresh_name());
+                if std::fs::create_dir_all(&admin).is_err() || std::fs::create_dir(&at).is_err() {
+                    return;
+                }
+                let _ = std::fs::write(admin.join("commondir"), "../..\n");
+                let _ = std::fs::write(
+                    admin.join("gitdir"),
+                    format!("{}\n", at.join(".git").display()),
+                );
+                let _ = std::fs::write(at.join(".git"), format!("gitdir: {}\n", admin.display()));
+                self.dirs.push(at.clone());
+                self.worktrees.push((at, admin));
+            }
+            2 => {
+                // `git worktree move`: the folder renamed, the back-link rewritten.
+                let Some(i) = self.some_worktree() else {
+                    return;
+                };
+                let (at, admin) = self.worktrees[i].clone();
+                if let Some(to) = self.move_aside(&at) {
+                    let _ = std::fs::write(
+                        admin.join("gitdir"),
+                        format!("{}\n", to.join(".git").display()),
+                    );
+                    self.worktrees[i].0 = to;
+                }
+            }
+            3 => {
+                // `git worktree remove`, or a prune after the folder was deleted (only the admin
+                // folder goes; a folder left behind keeps its now dangling `.git`).
+                let Some(i) = self.some_worktree() else {
+                    return;
+                };
+                let (at, admin) = self.worktrees.swap_remove(i);
+                let _ = std::fs::remove_dir_all(&admin);
+                if self.rng.below(2) == 0 && at != self.tree {
+                    let _ = std::fs::remove_dir_all(&at);
+                    self.dirs.retain(|d| !d.starts_with(&at));
+                }
+            }
+            4 => {
+                // The admin records changed: the back-link names another folder (or this one
+                // again), or `commondir` another repository (or the right one again).
+                let Some(i) = self.some_worktree() else {
+                    return;
+                };
+                let (at, admin) = self.worktrees[i].clone();
+                let other = self.random_dir();
+                let (file, text) = match self.rng.below(4) {
+                    0 => ("gitdir", format!("{}\n", other.join(".git").display())),
+                    1 => ("gitdir", format!("{}\n", at.join(".git").display())),
+                    2 => ("commondir", format!("{}\n", other.join(".git").display())),
+                    _ => ("commondir", "../..\n".to_owned()),
+                };
+                let tmp = admin.join(format!("{file}.lock"));
+                if std::fs::write(&tmp, text).is_ok() {
+                    let _ = std::fs::rename(&tmp, admin.join(file));
+                }
+            }
+            _ => {
+                // A forgery: a worktree's `.git` file copied into another folder.
+                let Some(i) = self.some_worktree() else {
+                    return;
+                };
+                let from = self.worktrees[i].0.join(".git");
+                let to = self.random_dir().join(".git");
+                if !to.is_dir() {
+                    let _ = std::fs::copy(from, to);
+                }
+            }
+        }
+    }
+
+    fn some_worktree(&mut self) -> Option<usize> {
+        (!self.worktrees.is_empty()).then(|| self.rng.below(self.worktrees.len()))
+    }
+}
+
 #[derive(Debug, Default)]
 struct Tally {
     changes: u64,
@@ -448,6 +551,7 @@ fn stress(world: &World, ops: u64, seed: u64) -> Tally {
         dirs: Vec::new(),
         links: Vec::new(),
         names: Vec::new(),
+        worktrees: Vec::new(),
         serial: 0,
     };
     let shared_dirs: Arc<Mutex<Vec<PathBuf>>> = Arc::default();
