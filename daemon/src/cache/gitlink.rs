@@ -19,23 +19,35 @@ use berth_core::worktree::{
 use crate::cache::filekind::describe;
 use crate::canonical::canonicalize;
 
-/// What `dir`'s `.git` amounts to: `None` when there is none or it is a folder (a repository's
-/// own working tree); otherwise the verdict.
-pub fn judge(dir: &Path) -> Option<GitLink> {
+/// Whether `dir` is a git root (`.git` a folder, as in a plain clone, or a regular file, as in
+/// a worktree or submodule; never through a link, which git does not make there), and what a
+/// `.git` that is not a folder amounts to. One `lstat` for a folder without a `.git` file.
+pub fn look(dir: &Path) -> (bool, Option<GitLink>) {
     let dot_git = dir.join(DOT_GIT);
-    let meta = std::fs::symlink_metadata(&dot_git).ok()?;
+    let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
+        return (false, None);
+    };
     if meta.is_dir() {
-        return None;
+        return (true, None);
     }
     if meta.file_type().is_symlink() {
-        return Some(GitLink::refused(LinkRefusal::Link));
+        return (false, Some(GitLink::refused(LinkRefusal::Link)));
     }
     if !meta.is_file() {
-        return Some(GitLink::refused(LinkRefusal::NotRegularFile {
-            found: describe(&meta),
-        }));
+        let found = describe(&meta);
+        return (
+            false,
+            Some(GitLink::refused(LinkRefusal::NotRegularFile { found })),
+        );
     }
-    Some(judge_file(dir, &dot_git))
+    (true, Some(judge_file(dir, &dot_git)))
+}
+
+/// What `dir`'s `.git` amounts to: `None` when there is none or it is a folder (a repository's
+/// own working tree); otherwise the verdict.
+#[cfg(test)]
+fn judge(dir: &Path) -> Option<GitLink> {
+    look(dir).1
 }
 
 fn judge_file(dir: &Path, dot_git: &Path) -> GitLink {

@@ -21,18 +21,13 @@ pub struct RealFs;
 
 impl FsView for RealFs {
     fn look(&self, dir: &Path) -> DirLook {
+        let (git, link) = gitlink::look(dir);
         DirLook {
             project_file: read_project_file(&project_file_path(dir)),
-            git: has_git(dir),
-            link: gitlink::judge(dir),
+            git,
+            link,
         }
     }
-}
-
-/// `.git` as a folder (a plain clone) or a file (a worktree or submodule). Not followed through
-/// a symlink: git itself never creates one there.
-fn has_git(dir: &Path) -> bool {
-    std::fs::symlink_metadata(dir.join(".git")).is_ok_and(|m| m.is_dir() || m.is_file())
 }
 
 /// Reads a project file. `None` when there is none (including when `.berth` is not a folder).
