@@ -1,9 +1,10 @@
 //! In-process resolution, through the lookup cache and straight from the disk, by walk depth
-//! and number of roots, and through the cache with a hard-linked project file. Run: `cargo bench -p berth-bench --bench resolve`.
+//! and number of roots, through the cache with a hard-linked project file, and in a linked git
+//! worktree against its repository. Run: `cargo bench -p berth-bench --bench resolve`.
 
 use std::time::Duration;
 
-use berth_bench::{Tree, registry, resolve_once};
+use berth_bench::{Tree, WorktreePair, registry, resolve_once};
 use berthd::RealFs;
 use berthd::{CacheConfig, LookupCache};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
@@ -40,6 +41,32 @@ fn bench(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("cached-linked", "depth12/roots10"), |b| {
         b.iter(|| resolve_once(&*cache, &tree.leaf, &tree.homes, &reg));
     });
+    // A linked worktree against its repository, the same walk from each: the worktree's look
+    // also judges its `.git` file against git's admin records (ADR 0047).
+    let pair = WorktreePair::new(12);
+    let cache = LookupCache::new(CacheConfig::default());
+    let reg = registry(10, &pair.repository.top);
+    let homes = &pair.repository.homes;
+    for (id, leaf) in [
+        ("repository/depth12", &pair.repository.leaf),
+        ("worktree/depth12", &pair.worktree_leaf),
+    ] {
+        let warm = resolve_once(&*cache, leaf, homes, &reg);
+        assert_eq!(warm, resolve_once(&RealFs, leaf, homes, &reg));
+        assert_eq!(
+            warm.notes
+                .iter()
+                .any(|n| n.contains("through the repository")),
+            leaf == &pair.worktree_leaf,
+            "{warm:?}"
+        );
+        group.bench_function(BenchmarkId::new("cached", id), |b| {
+            b.iter(|| resolve_once(&*cache, leaf, homes, &reg));
+        });
+        group.bench_function(BenchmarkId::new("uncached", id), |b| {
+            b.iter(|| resolve_once(&RealFs, leaf, homes, &reg));
+        });
+    }
     group.finish();
 }
 

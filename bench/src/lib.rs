@@ -60,6 +60,53 @@ impl Tree {
     }
 }
 
+/// A repository at `tree` (`Tree::new(depth)`'s shape) with a linked worktree beside it of the
+/// same shape, made as `git worktree add` makes it: a `.git` file, and an admin folder in the
+/// repository's `.git/worktrees/` with its back-link and `commondir`. Resolutions from the two
+/// leaves walk the same number of folders and find the same project file, approved by the
+/// root at the repository (through it, for the worktree).
+pub struct WorktreePair {
+    pub repository: Tree,
+    /// The worktree's deepest folder.
+    pub worktree_leaf: PathBuf,
+}
+
+impl WorktreePair {
+    pub fn new(depth: usize) -> WorktreePair {
+        let repository = Tree::new(depth);
+        let base = repository
+            .top
+            .parent()
+            .expect("the tree's folder")
+            .to_path_buf();
+        let top = base.join("worktree");
+        let rel = repository
+            .leaf
+            .strip_prefix(&repository.top)
+            .expect("inside");
+        let leaf = top.join(rel);
+        std::fs::create_dir_all(&leaf).expect("worktree");
+        let mid = leaf.ancestors().nth(depth / 2).expect("mid").to_path_buf();
+        std::fs::create_dir(mid.join(".berth")).expect(".berth");
+        std::fs::write(mid.join(".berth/workspace.json"), r#"{"workspace": "w1"}"#)
+            .expect("project file");
+        let admin = repository.top.join(".git/worktrees/worktree");
+        std::fs::create_dir_all(&admin).expect("admin folder");
+        std::fs::write(
+            admin.join("gitdir"),
+            format!("{}\n", top.join(".git").display()),
+        )
+        .expect("back-link");
+        std::fs::write(admin.join("commondir"), "../..\n").expect("commondir");
+        std::fs::write(top.join(".git"), format!("gitdir: {}\n", admin.display()))
+            .expect(".git file");
+        WorktreePair {
+            repository,
+            worktree_leaf: leaf,
+        }
+    }
+}
+
 /// A registry with `n` roots: one real one (workspace `w1`, at `top`) and `n - 1` elsewhere,
 /// spread over 100 workspaces.
 pub fn registry(n: usize, top: &Path) -> Registry {
