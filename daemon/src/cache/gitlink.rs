@@ -8,8 +8,12 @@
 //! non-blocking open that follows no link, a regular file only, a few KiB at most. git is never
 //! run.
 
+use std::ffi::OsStr;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+
+use berth_proto::careful_open;
+use cap_std::fs::Dir;
 
 use berth_core::worktree::{
     BACK_LINK, COMMON_DIR, DOT_GIT, GitLink, LinkRefusal, MAX_GIT_FILE_BYTES, join_written,
@@ -18,6 +22,7 @@ use berth_core::worktree::{
 
 use crate::cache::filekind::describe;
 use crate::canonical::canonicalize;
+use crate::files::linkfree;
 
 /// Whether `dir` is a git root (`.git` a folder, as in a plain clone, or a regular file, as in
 /// a worktree or submodule; never through a link, which git does not make there), and what a
@@ -51,7 +56,7 @@ fn judge(dir: &Path) -> Option<GitLink> {
 }
 
 fn judge_file(dir: &Path, dot_git: &Path) -> GitLink {
-    let bytes = match read_small(dot_git, DOT_GIT) {
+    let bytes = match read_opened(careful_open::open_read(dot_git), DOT_GIT) {
         Ok(Some(bytes)) => bytes,
         // Gone since the stat: a change the folder's watch reports.
         Ok(None) => return GitLink::refused(LinkRefusal::Malformed { file: DOT_GIT }),
@@ -73,20 +78,24 @@ fn judge_file(dir: &Path, dot_git: &Path) -> GitLink {
 
 /// The repository whose worktree `admin` records `dot_git` to be, checked both ways.
 fn verify(dot_git: &Path, admin: &Path) -> Result<PathBuf, LinkRefusal> {
-    match canonicalize(admin) {
-        Ok(real) if real.is_dir() && same(&real, admin) => {}
-        Ok(real) if real.is_dir() => return Err(LinkRefusal::AdminThroughLink(admin.into())),
-        _ => return Err(LinkRefusal::AdminMissing(admin.into())),
-    }
     let (common, repository) =
         repository_of(admin).ok_or_else(|| LinkRefusal::NotInWorktrees(admin.into()))?;
-    let back = read_small(&admin.join(BACK_LINK), BACK_LINK)?
-        .ok_or_else(|| LinkRefusal::NoBackLink(admin.into()))?;
+    // One open refusing a link on every component (openat2 on Linux); the records are then read
+    // beneath that handle, so the folder checked is the folder read.
+    let handle = match linkfree::open_dir(admin) {
+        Ok(handle) => Dir::from_std_file(std::fs::File::from(handle)),
+        Err(e) if linkfree::is_link_refusal(&e) => {
+            return Err(LinkRefusal::AdminThroughLink(admin.into()));
+        }
+        Err(_) => return Err(LinkRefusal::AdminMissing(admin.into())),
+    };
+    let back =
+        read_small(&handle, BACK_LINK)?.ok_or_else(|| LinkRefusal::NoBackLink(admin.into()))?;
     let named = join_written(admin, parse_record(&back, BACK_LINK)?);
     if !names_same(&named, dot_git) {
         return Err(LinkRefusal::BackLinkElsewhere(named));
     }
-    if let Some(bytes) = read_small(&admin.join(COMMON_DIR), COMMON_DIR)? {
+    if let Some(bytes) = read_small(&handle, COMMON_DIR)? {
         let named = join_written(admin, parse_record(&bytes, COMMON_DIR)?);
         if !names_same(&named, &common) {
             return Err(LinkRefusal::CommonDirElsewhere(named));
@@ -111,17 +120,26 @@ fn same(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// One of the admin folder's records, `file` in `dir`: see [`read_opened`].
+fn read_small(dir: &Dir, file: &'static str) -> Result<Option<Vec<u8>>, LinkRefusal> {
+    read_opened(careful_open::open_read_in(dir, OsStr::new(file)), file)
+}
+
 /// One of git's small files: `Ok(None)` when it is not there. Opened without following a link
-/// or waiting on a FIFO, refused unless a regular file, read to one byte past the limit.
-fn read_small(path: &Path, file: &'static str) -> Result<Option<Vec<u8>>, LinkRefusal> {
+/// or waiting on a FIFO, refused unless a regular file, read to the size its stat gave (one
+/// byte more, to see it grew), at most the limit.
+fn read_opened(
+    opened: io::Result<std::fs::File>,
+    file: &'static str,
+) -> Result<Option<Vec<u8>>, LinkRefusal> {
     let unreadable = |e: &io::Error| LinkRefusal::Unreadable {
         file,
         why: e.to_string(),
     };
-    let handle = match berth_proto::careful_open::open_read(path) {
+    let handle = match opened {
         Ok(handle) => handle,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if berth_proto::careful_open::is_link_refusal(&e) && file == DOT_GIT => {
+        Err(e) if careful_open::is_link_refusal(&e) && file == DOT_GIT => {
             return Err(LinkRefusal::Link);
         }
         Err(e) => return Err(unreadable(&e)),
@@ -136,11 +154,15 @@ fn read_small(path: &Path, file: &'static str) -> Result<Option<Vec<u8>>, LinkRe
     if meta.len() > MAX_GIT_FILE_BYTES as u64 {
         return Err(LinkRefusal::TooLarge { file });
     }
-    let mut bytes = Vec::new();
+    // Sized by the stat, so a file that did not grow is read in one call.
+    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
     handle
         .take(MAX_GIT_FILE_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| unreadable(&e))?;
+    if bytes.len() > MAX_GIT_FILE_BYTES {
+        return Err(LinkRefusal::TooLarge { file });
+    }
     Ok(Some(bytes))
 }
 
