@@ -207,24 +207,25 @@ pub fn approval(registry: &Registry, workspace: &str, dir: &Path) -> Approval {
     }
 }
 
-/// [`approval`], and for a folder of a linked worktree not approved by itself, the approval of
-/// its counterpart in the repository: exactly as if the file sat in the repository's folder.
+/// [`approval`], and for a folder of a linked worktree, the approval of its counterpart in the
+/// repository first: exactly as if the file sat in the repository's folder. Asked there first,
+/// a worktree costs one root query, as its repository does.
 pub fn approval_in(
     registry: &Registry,
     workspace: &str,
     dir: &Path,
     worktree: Option<&LinkedWorktree>,
 ) -> Approval {
-    let own = approval(registry, workspace, dir);
     let Some((wt, there)) = worktree.and_then(|wt| Some((wt, wt.counterpart(dir)?))) else {
-        return own;
+        return approval(registry, workspace, dir);
     };
-    match (&own, approval(registry, workspace, &there)) {
-        (Approval::NoRoot, Approval::Approved { root, .. }) => Approval::Approved {
+    match approval(registry, workspace, &there) {
+        Approval::Approved { root, .. } => Approval::Approved {
             root,
             through: Some(wt.repository.clone()),
         },
-        _ => own,
+        Approval::NoSuchWorkspace => Approval::NoSuchWorkspace,
+        Approval::NoRoot => approval(registry, workspace, dir),
     }
 }
 
