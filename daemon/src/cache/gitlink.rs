@@ -9,7 +9,7 @@
 //! run.
 
 use std::ffi::OsStr;
-use std::io::{self, Read};
+use std::io::{self, Read as _};
 use std::path::{Path, PathBuf};
 
 use berth_proto::careful_open;
@@ -154,15 +154,18 @@ fn read_opened(
     if meta.len() > MAX_GIT_FILE_BYTES as u64 {
         return Err(LinkRefusal::TooLarge { file });
     }
-    // Sized by the stat, so a file that did not grow is read in one call.
-    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
-    handle
-        .take(MAX_GIT_FILE_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| unreadable(&e))?;
-    if bytes.len() > MAX_GIT_FILE_BYTES {
-        return Err(LinkRefusal::TooLarge { file });
+    // One read of one byte more than the stat gave: a regular file answers it whole, and a
+    // file that grew meanwhile shows it by filling the buffer.
+    let mut bytes = vec![0; meta.len() as usize + 1];
+    let mut handle = handle;
+    let n = handle.read(&mut bytes).map_err(|e| unreadable(&e))?;
+    if n == bytes.len() {
+        return Err(LinkRefusal::Unreadable {
+            file,
+            why: "it changed while it was read".into(),
+        });
     }
+    bytes.truncate(n);
     Ok(Some(bytes))
 }
 
