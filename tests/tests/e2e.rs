@@ -135,6 +135,9 @@ mod prompt;
 // `berth install/uninstall <client> --exec NAME`: a wrapped server in every client's file, byte-exact.
 #[path = "e2e/install_exec.rs"]
 mod install_exec;
+// Uninstall removes the folders install created once they are empty again, and no other.
+#[path = "e2e/install_folders.rs"]
+mod install_folders;
 // Errors that say what happened and what to do: a folder moved into itself, a pin that is no
 // name, a FIFO in `ls`, a full disk (docs/reference.md, "Qualified paths and file tools").
 #[path = "e2e/tool_errors.rs"]
