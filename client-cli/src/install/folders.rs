@@ -68,11 +68,17 @@ pub fn remove_if_left_empty(parent: &Dir, name: &OsStr) -> io::Result<bool> {
     if names != [RECORD] || !is_record(&dir)? {
         return Ok(false);
     }
-    dir.remove_file(RECORD)?;
+    match dir.remove_file(RECORD) {
+        Ok(()) => {}
+        // Another uninstall got there first, and removes the folder.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    }
     // No handle on the folder stays open while it is removed (Windows).
     drop(dir);
     match parent.remove_dir(name) {
         Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
         Err(e) => {
             // Something arrived meanwhile: the folder stays, and stays recorded.
             if let Ok(dir) = careful_open::open_dir_in(parent, name) {
