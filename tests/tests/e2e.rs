@@ -126,6 +126,10 @@ mod session_owner;
 // A projectless session's session-start context names its temporary scratch folder.
 #[path = "e2e/scratch_context.rs"]
 mod scratch_context;
+// One question per client session: a hook and a server no session id links are linked by their
+// client process and folder.
+#[path = "e2e/ask_once.rs"]
+mod ask_once;
 // `berth exec`: the answer in a wrapped command's environment and arguments; failures run nothing.
 #[path = "e2e/exec.rs"]
 mod exec;
