@@ -163,9 +163,11 @@ fn a_first_result_that_asked_leaves_the_hook_the_plain_line() {
 fn two_sessions_of_one_client_in_two_folders_are_asked_each_once() {
     let env = TestEnv::new();
     let (a, b) = (unassigned(&env, "a"), unassigned(&env, "b"));
-    let (mut shim_a, mut shim_b) = (server(&env, &a), server(&env, &b));
-    registered(&env, &a);
+    // b's server is the older one, which a's hook must still not take for its own.
+    let mut shim_b = server(&env, &b);
     registered(&env, &b);
+    let mut shim_a = server(&env, &a);
+    registered(&env, &a);
     assert_asks(
         &context_of(&env, through_sh(&env), &codex_payload(&a, None)),
         "a's hook",
