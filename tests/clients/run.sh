@@ -93,8 +93,9 @@ hook_log_length() {
 
 # Checks one turn: $1 label, $2 client name in the hook log, $3 hook log
 # length before the turn, $4 the turn's files, $5 the command's status, $6
-# what the notice check demands: `result` (in the device_context result) or
-# `seen` (anywhere in what the model got).
+# what the notice check demands: `result` (in the device_context result),
+# `seen` (anywhere in what the model got) or `once` (in the session-start
+# context, and not again in the device_context result).
 check_turn() {
     local label=$1 client=$2 before=$3 dir=$4 rc=$5 want=$6
     if [ "$rc" -ne 0 ]; then
@@ -118,6 +119,12 @@ check_turn() {
             ok "$label: the notice reached the model (${first/called elsewhere/session-start context})" ;;
         seen:called*)
             fail "$label: the notice reached the model" "neither the session-start context nor the result held it; the result: $result" ;;
+        "once:called elsewhere")
+            ok "$label: the notice reached the model once (session-start context), the device_context result holds none" ;;
+        once:result*)
+            fail "$label: the notice reached the model once" "the device_context result asked again: $result" ;;
+        once:called)
+            fail "$label: the notice reached the model once" "the session-start context did not hold it; the result: $result" ;;
         *)
             fail "$label: the model called device_context" "the client never sent the model its result" ;;
     esac
@@ -240,7 +247,7 @@ claude_turn() {
 before=$(hook_log_length)
 mkdir -p "$T/hooks"
 claude_turn "$T/hooks"
-check_turn "claude-code" claude-code "$before" "$T/hooks" $? seen
+check_turn "claude-code" claude-code "$before" "$T/hooks" $? once
 
 # Without hooks (an MCP-only registration, or hooks that failed): the tool
 # result is the only way the notice reaches the model.
@@ -275,7 +282,10 @@ bounded "$T/turn/turn" codex exec --dangerously-bypass-hook-trust --skip-git-rep
     -c approval_policy=never -m fake-model "$PROMPT"
 rc=$?
 stop_model
-check_turn "codex" codex "$before" "$T/turn" "$rc" result
+# Codex gives its servers no session id; berth links the hook and the server
+# through the Codex process that started both, so the hook asks and the tool
+# result does not ask again.
+check_turn "codex" codex "$before" "$T/turn" "$rc" once
 
 # --- Copilot CLI ------------------------------------------------------------------
 
@@ -298,7 +308,7 @@ rc=$?
 stop_model
 # berth-mcp shares the hooks' session id (COPILOT_AGENT_SESSION_ID), so the
 # session-start context asks and the tool result rightly does not ask again.
-check_turn "copilot-cli" copilot-cli "$before" "$T/turn" "$rc" seen
+check_turn "copilot-cli" copilot-cli "$before" "$T/turn" "$rc" once
 
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]
