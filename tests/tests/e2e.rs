@@ -149,6 +149,9 @@ mod startup;
 // Client configs with links a repository planted, or FIFOs: refused at once, nothing outside touched.
 #[path = "e2e/client_configs.rs"]
 mod client_configs;
+// Client configs with comments where the client allows them, edited in place; hostile JSON refused.
+#[path = "e2e/commented_configs.rs"]
+mod commented_configs;
 // Another user's `/tmp/berth-<uid>` made first: the daemon listens in a folder of its own.
 #[path = "e2e/lockout.rs"]
 mod lockout;

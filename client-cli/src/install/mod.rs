@@ -3,7 +3,9 @@
 //! anything else (docs/decisions/0008-registering-clients.md).
 //!
 //! `clients` says, per client, which files and entries; `json` and `toml`
-//! edit one document each (pure: text in, text out); `files` plans, backs up
+//! edit one document each (pure: text in, text out), `jsonc` keeping a JSON
+//! file's every byte outside berth's entries and judging it by the rule of
+//! the client that reads it; `files` plans, backs up
 //! and writes, reaching each file through its `place` (a project's beneath
 //! the project folder, through no link). Where the files live comes from [`Locations`], built from the
 //! process environment at one place so tests can point it into a temp dir.
@@ -12,6 +14,7 @@ pub mod audit;
 pub mod clients;
 pub mod files;
 pub mod json;
+pub mod jsonc;
 pub mod place;
 pub mod toml;
 

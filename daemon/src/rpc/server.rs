@@ -486,8 +486,19 @@ impl pb::berth_server::Berth for Service {
         let answer = self
             .resolve_answer(caller, r.path, r.workspace, mode_of(r.mode))
             .await?;
+        // berth exec's command gets the home's path, so the folder must be there; an answer
+        // it refuses to run with leaves nothing behind.
+        let home = if r.open_home && answer.reason != berth_core::resolve::Reason::Active {
+            let name = answer.workspace.clone();
+            path_text(self.blocking(move |d| d.ready_home(&name)).await?)
+        } else {
+            String::new()
+        };
         Ok(Response::new(pb::ResolveReply {
-            resolution: Some(self.res(answer)),
+            resolution: Some(pb::Resolution {
+                home,
+                ..self.res(answer)
+            }),
         }))
     }
 
@@ -736,6 +747,7 @@ fn resolution_with(a: berth_core::resolve::Answer, workspaces: &[&str]) -> pb::R
         project_file: path(a.project_file),
         proposal: a.proposal.unwrap_or_default(),
         notes: a.notes,
+        home: String::new(),
     }
 }
 
