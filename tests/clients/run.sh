@@ -26,6 +26,10 @@ INSPECTOR_VERSION=0.15.0
 CLAUDE_CODE_VERSION=2.1.197
 CODEX_VERSION=0.171.0
 COPILOT_VERSION=1.0.102
+# The workspace-aware server the README registers with {home}.
+FILESYSTEM_SERVER_VERSION=2026.8.31
+# Microsoft's JSON-with-comments parser, which VS Code's JSON support is built on.
+JSONC_PARSER_VERSION=3.3.1
 
 # A phrase of the ask-once notice (daemon/core/src/notice.rs).
 NOTICE="Ask the user once which workspace this project should use"
@@ -93,8 +97,9 @@ hook_log_length() {
 
 # Checks one turn: $1 label, $2 client name in the hook log, $3 hook log
 # length before the turn, $4 the turn's files, $5 the command's status, $6
-# what the notice check demands: `result` (in the device_context result) or
-# `seen` (anywhere in what the model got).
+# what the notice check demands: `result` (in the device_context result),
+# `seen` (anywhere in what the model got) or `once` (in the session-start
+# context, and not again in the device_context result).
 check_turn() {
     local label=$1 client=$2 before=$3 dir=$4 rc=$5 want=$6
     if [ "$rc" -ne 0 ]; then
@@ -118,6 +123,12 @@ check_turn() {
             ok "$label: the notice reached the model (${first/called elsewhere/session-start context})" ;;
         seen:called*)
             fail "$label: the notice reached the model" "neither the session-start context nor the result held it; the result: $result" ;;
+        "once:called elsewhere")
+            ok "$label: the notice reached the model once (session-start context), the device_context result holds none" ;;
+        once:result*)
+            fail "$label: the notice reached the model once" "the device_context result asked again: $result" ;;
+        once:called)
+            fail "$label: the notice reached the model once" "the session-start context did not hold it; the result: $result" ;;
         *)
             fail "$label: the model called device_context" "the client never sent the model its result" ;;
     esac
@@ -149,7 +160,9 @@ LIMIT=600 bounded "$WORK/npm" npm install --prefix "$PREFIX" --no-audit --no-fun
     "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" \
     "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" \
     "@openai/codex@$CODEX_VERSION" \
-    "@github/copilot@$COPILOT_VERSION" ||
+    "@github/copilot@$COPILOT_VERSION" \
+    "@modelcontextprotocol/server-filesystem@$FILESYSTEM_SERVER_VERSION" \
+    "jsonc-parser@$JSONC_PARSER_VERSION" ||
     die "npm install failed: $(cat "$WORK/npm.out" "$WORK/npm.err" | tail -5)"
 
 # --- The throwaway user --------------------------------------------------------
@@ -240,7 +253,7 @@ claude_turn() {
 before=$(hook_log_length)
 mkdir -p "$T/hooks"
 claude_turn "$T/hooks"
-check_turn "claude-code" claude-code "$before" "$T/hooks" $? seen
+check_turn "claude-code" claude-code "$before" "$T/hooks" $? once
 
 # Without hooks (an MCP-only registration, or hooks that failed): the tool
 # result is the only way the notice reaches the model.
@@ -275,7 +288,10 @@ bounded "$T/turn/turn" codex exec --dangerously-bypass-hook-trust --skip-git-rep
     -c approval_policy=never -m fake-model "$PROMPT"
 rc=$?
 stop_model
-check_turn "codex" codex "$before" "$T/turn" "$rc" result
+# Codex gives its servers no session id; berth links the hook and the server
+# through the Codex process that started both, so the hook asks and the tool
+# result does not ask again.
+check_turn "codex" codex "$before" "$T/turn" "$rc" once
 
 # --- Copilot CLI ------------------------------------------------------------------
 
@@ -298,7 +314,175 @@ rc=$?
 stop_model
 # berth-mcp shares the hooks' session id (COPILOT_AGENT_SESSION_ID), so the
 # session-start context asks and the tool result rightly does not ask again.
-check_turn "copilot-cli" copilot-cli "$before" "$T/turn" "$rc" seen
+check_turn "copilot-cli" copilot-cli "$before" "$T/turn" "$rc" once
+
+# --- berth exec: a server handed {home} in a project just approved ---------------
+
+# The README's workspace-aware server, registered for Claude Code. In a project
+# approved with `workspace use` a moment ago no file tool has made the
+# workspace's home yet; berth exec must make it before the server starts, or
+# mcp-server-filesystem refuses ("None of the specified directories are
+# accessible") and `claude mcp list` shows it failed.
+T="$WORK/exec-home"
+mkdir -p "$T"
+SHOP="$HOME/shop"
+mkdir -p "$SHOP"
+git -C "$SHOP" init -q || die "git init failed"
+cd "$SHOP" || die "cannot enter $SHOP"
+SHOP_HOME="$BERTH_DATA_DIR/workspaces/shop"
+if berth workspace use shop >"$T/use.log" 2>&1 && [ ! -e "$SHOP_HOME" ]; then
+    if berth install claude-code --exec fs -- mcp-server-filesystem '{home}' >"$T/install.log" 2>&1; then
+        if bounded "$T/list" claude mcp list && grep -q '^fs: .*Connected' "$T/list.out" && [ -d "$SHOP_HOME" ]; then
+            ok "exec: \`claude mcp list\` shows mcp-server-filesystem {home} connected in a project just approved"
+        else
+            fail "exec: \`claude mcp list\` shows mcp-server-filesystem {home} connected in a project just approved" \
+                "$(grep '^fs' "$T/list.out" "$T/list.err" | head -3); home made: $([ -d "$SHOP_HOME" ] && echo yes || echo no)"
+        fi
+        berth uninstall claude-code --exec fs >>"$T/install.log" 2>&1
+    else
+        fail "exec: berth install claude-code --exec fs" "$(tail -3 "$T/install.log")"
+    fi
+else
+    fail "exec: a project just approved has no home yet" "$(tail -3 "$T/use.log"); home: $(ls -ld "$SHOP_HOME" 2>&1)"
+fi
+cd "$PROJECT" || die "cannot enter $PROJECT"
+# --- JSON with comments: VS Code's mcp.json, the Copilot CLI's mcp-config.json ---------
+#
+# VS Code itself does not run here. What this proves: berth's entry, installed into a
+# commented mcp.json with trailing commas in the shape of VS Code's documentation, leaves
+# every comment, parses without an error in Microsoft's jsonc-parser (VS Code's format), and,
+# started as that entry says with ${workspaceFolder} replaced by the project, runs berth-mcp
+# in the project even from `/`; uninstall gives back the bytes. Not proved: that VS Code loads
+# the file, resolves the variable the same way and starts the server. The Copilot CLI does
+# run: it lists and uses berth from its commented mcp-config.json. Claude Code's rule is
+# checked against Claude Code itself: it refuses a commented .mcp.json, and so does berth.
+
+T="$WORK/jsonc"
+mkdir -p "$T"
+VSCODE_MCP="$XDG_CONFIG_HOME/Code/User/mcp.json"
+mkdir -p "$(dirname "$VSCODE_MCP")"
+cat >"$VSCODE_MCP" <<'EOF'
+// VS Code's MCP servers: https://code.visualstudio.com/docs/copilot/chat/mcp-servers
+{
+  // 💡 Inputs are prompted on first server start, then stored securely by VS Code.
+  "inputs": [],
+  "servers": {
+    // https://github.com/github/github-mcp-server/
+    "github": {
+      "type": "http",
+      "url": "https://api.githubcopilot.com/mcp/", /* not started here */
+    },
+  },
+}
+EOF
+cp "$VSCODE_MCP" "$T/mcp.json.before"
+if berth install vscode >"$T/install.out" 2>&1; then
+    # Parses as VS Code's format does, keeps each comment, and gives the Inspector the entry
+    # as VS Code would start it.
+    if node - "$PREFIX/node_modules/jsonc-parser" "$VSCODE_MCP" "$T/mcp.json.before" \
+        "$PROJECT" "$T/inspector.json" >"$T/vscode.check" 2>&1 <<'EOF'
+const [jsonc, file, before, project, out] = process.argv.slice(2);
+const fs = require("fs");
+const { parse, printParseErrorCode } = require(jsonc);
+const text = fs.readFileSync(file, "utf8");
+const errors = [];
+const doc = parse(text, errors, { allowTrailingComma: true, disallowComments: false });
+if (errors.length) throw new Error("parse errors: " + errors.map((e) => printParseErrorCode(e.error) + "@" + e.offset).join(", "));
+for (const line of fs.readFileSync(before, "utf8").split("\n").filter((l) => l.includes("//") || l.includes("/*"))) {
+    if (!text.includes(line)) throw new Error("a comment line went: " + line);
+}
+const entry = doc.servers && doc.servers.berth;
+if (!entry || !doc.servers.github) throw new Error("servers: " + JSON.stringify(doc.servers));
+const args = (entry.args || []).map((a) => a.replaceAll("${workspaceFolder}", project));
+fs.writeFileSync(out, JSON.stringify({ mcpServers: { berth: { command: entry.command, args } } }));
+console.log("args: " + JSON.stringify(args));
+EOF
+    then
+        ok "vscode: berth's entry in a commented mcp.json parses as VS Code's format, comments kept"
+        if (cd / && bounded "$T/call" mcp-inspector --cli --config "$T/inspector.json" --server berth \
+            --method tools/call --tool-name device_context) && grep -qF "$NOTICE" "$T/call.out"; then
+            ok "vscode: the entry, started from / with \${workspaceFolder} as the project, answers for the project"
+        else
+            fail "vscode: the entry answers for the project" "$(tail -c 300 "$T/call.out" "$T/call.err")"
+        fi
+    else
+        fail "vscode: berth's entry in a commented mcp.json parses as VS Code's format" "$(tail -c 400 "$T/vscode.check")"
+    fi
+    berth doctor >"$T/doctor.out" 2>&1
+    if grep -q '^ok *client vscode' "$T/doctor.out"; then
+        ok "vscode: berth doctor finds the commented file registered as install writes it"
+    else
+        fail "vscode: berth doctor on the commented file" "$(grep vscode "$T/doctor.out" | head -3)"
+    fi
+    berth uninstall vscode >"$T/uninstall.out" 2>&1
+    if cmp -s "$VSCODE_MCP" "$T/mcp.json.before"; then
+        ok "vscode: uninstall gives back the commented mcp.json byte for byte"
+    else
+        fail "vscode: uninstall gives back the commented mcp.json byte for byte" "$(diff "$T/mcp.json.before" "$VSCODE_MCP" | head -5)"
+    fi
+    berth doctor >"$T/doctor-after.out" 2>&1
+    if grep -q vscode "$T/doctor-after.out"; then
+        fail "vscode: doctor reports nothing of a commented file berth is not in" "$(grep vscode "$T/doctor-after.out" | head -2)"
+    else
+        ok "vscode: doctor reports nothing of a commented file berth is not in"
+    fi
+else
+    fail "vscode: berth install into a commented mcp.json with trailing commas" "$(tail -c 300 "$T/install.out")"
+fi
+
+# The Copilot CLI's own file with comments and trailing commas, and a server of the user's.
+COPILOT_MCP="$HOME/.copilot/mcp-config.json"
+berth uninstall copilot-cli >/dev/null 2>&1
+mkdir -p "$HOME/.copilot"
+cat >"$COPILOT_MCP" <<'EOF'
+{
+  // mine, kept as written
+  "mcpServers": {
+    "mine": {"type": "local", "command": "cat", "args": [], "tools": ["*"],},
+  },
+}
+EOF
+cp "$COPILOT_MCP" "$T/copilot.before"
+if berth install copilot-cli >"$T/copilot-install.out" 2>&1 && grep -qF "// mine, kept as written" "$COPILOT_MCP" &&
+    bounded "$T/copilot-list" copilot mcp list && grep -q '^ *berth (local)' "$T/copilot-list.out" &&
+    grep -q '^ *mine (local)' "$T/copilot-list.out"; then
+    ok "copilot-cli: \`copilot mcp list\` shows berth and the user's server from the commented file"
+else
+    fail "copilot-cli: berth in a commented mcp-config.json" "$(tail -c 300 "$T/copilot-install.out" "$T/copilot-list.out" 2>/dev/null)"
+fi
+before=$(hook_log_length)
+mkdir -p "$T/copilot-turn"
+start_model "$T/copilot-turn/model"
+COPILOT_OFFLINE=true COPILOT_AUTO_UPDATE=false COPILOT_ALLOW_ALL=true \
+    COPILOT_PROVIDER_BASE_URL="$MODEL_URL" COPILOT_PROVIDER_TYPE=anthropic \
+    COPILOT_PROVIDER_API_KEY=fake-key COPILOT_MODEL=claude-sonnet-4.5 \
+    bounded "$T/copilot-turn/turn" copilot -p "$PROMPT" --allow-all-tools
+rc=$?
+stop_model
+check_turn "copilot-cli (commented mcp-config.json)" copilot-cli "$before" "$T/copilot-turn" "$rc" seen
+berth uninstall copilot-cli >/dev/null 2>&1
+if cmp -s "$COPILOT_MCP" "$T/copilot.before"; then
+    ok "copilot-cli: uninstall gives back the commented mcp-config.json byte for byte"
+else
+    fail "copilot-cli: uninstall gives back the commented mcp-config.json" "$(diff "$T/copilot.before" "$COPILOT_MCP" | head -5)"
+fi
+
+# Claude Code reads plain JSON: a commented project .mcp.json is refused by Claude Code, and
+# by berth naming that rule.
+COMMENTED="$HOME/commented"
+mkdir -p "$COMMENTED"
+git -C "$COMMENTED" init -q
+printf '{\n  // mine\n  "mcpServers": {}\n}\n' >"$COMMENTED/.mcp.json"
+(cd "$COMMENTED" && bounded "$T/claude-list" claude mcp list)
+(cd "$COMMENTED" && berth install claude-code --scope project) >"$T/claude-install.out" 2>&1
+rc=$?
+if grep -qi "not a valid JSON" "$T/claude-list.out" "$T/claude-list.err" && [ "$rc" -eq 1 ] &&
+    grep -q "Claude Code reads this file as plain JSON" "$T/claude-install.out"; then
+    ok "claude-code: a commented .mcp.json is refused by Claude Code and by berth, naming Claude Code's rule"
+else
+    fail "claude-code: a commented .mcp.json is refused by both" \
+        "claude: $(grep -i json "$T/claude-list.out" "$T/claude-list.err" | head -2); berth exit $rc: $(tail -c 200 "$T/claude-install.out")"
+fi
 
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

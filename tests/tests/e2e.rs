@@ -126,6 +126,10 @@ mod session_owner;
 // A projectless session's session-start context names its temporary scratch folder.
 #[path = "e2e/scratch_context.rs"]
 mod scratch_context;
+// One question per client session: a hook and a server no session id links are linked by their
+// client process and folder.
+#[path = "e2e/ask_once.rs"]
+mod ask_once;
 // `berth exec`: the answer in a wrapped command's environment and arguments; failures run nothing.
 #[path = "e2e/exec.rs"]
 mod exec;
@@ -148,6 +152,9 @@ mod startup;
 // Client configs with links a repository planted, or FIFOs: refused at once, nothing outside touched.
 #[path = "e2e/client_configs.rs"]
 mod client_configs;
+// Client configs with comments where the client allows them, edited in place; hostile JSON refused.
+#[path = "e2e/commented_configs.rs"]
+mod commented_configs;
 // Another user's `/tmp/berth-<uid>` made first: the daemon listens in a folder of its own.
 #[path = "e2e/lockout.rs"]
 mod lockout;

@@ -107,15 +107,16 @@ pub async fn cmd_exec(ctx: &mut Ctx, args: ExecArgs) -> Result<(), CliError> {
     let program = args.command[0].to_string_lossy().into_owned();
     ensure_daemon(ctx).await?;
     let path = super::path_arg(directory(args.cwd), "the directory")?;
-    let r = super::resolve_as_agent(ctx, path, args.workspace.unwrap_or_default()).await?;
+    // The daemon makes the home ready in the same call: CMD finds a folder at its path.
+    let r = super::resolve_as_agent(ctx, path, args.workspace.unwrap_or_default(), true).await?;
     refuse_a_default(&r, &program)?;
-    let home = home_of(ctx, &r.workspace).await?;
+    let home = home_of(&r)?;
     for n in &r.notes {
         output::note(n);
     }
     let values = [
         ("workspace", r.workspace.as_str()),
-        ("home", home.as_str()),
+        ("home", home),
         ("project", r.project.as_str()),
     ];
     let words = args
@@ -125,7 +126,7 @@ pub async fn cmd_exec(ctx: &mut Ctx, args: ExecArgs) -> Result<(), CliError> {
         .collect::<Result<Vec<_>, _>>()?;
     let env = [
         ("BERTH_WORKSPACE", r.workspace.as_str()),
-        ("BERTH_HOME", home.as_str()),
+        ("BERTH_HOME", home),
         ("BERTH_PROJECT", r.project.as_str()),
         ("BERTH_REASON", r.reason.as_str()),
     ];
@@ -197,30 +198,17 @@ fn refuse_a_default(r: &pb::Resolution, program: &str) -> Result<(), CliError> {
         .hint("to choose the workspace of every unassigned agent session: `berth setting set workspace.unassigned NAME`"))
 }
 
-/// The workspace's home folder (it may not exist yet: a managed home is
-/// made on first use).
-async fn home_of(ctx: &mut Ctx, name: &str) -> Result<String, CliError> {
-    let list = ctx
-        .unary(pb::ListWorkspacesRequest {}, |mut c, r| async move {
-            c.list_workspaces(r).await
-        })
-        .await?;
-    let ws = list
-        .workspaces
-        .into_iter()
-        .find(|w| w.name == name)
-        .ok_or_else(|| {
-            CliError::failed(format!(
-                "workspace {name} was deleted while berth exec ran; run it again"
-            ))
-        })?;
-    if !ws.error.is_empty() {
+/// The workspace's home, which the daemon opened (and, for a managed one, made) as its file
+/// tools would. A daemon of this version that predates `open_home` names none.
+fn home_of(r: &pb::Resolution) -> Result<&str, CliError> {
+    if r.home.is_empty() {
         return Err(CliError::failed(format!(
-            "workspace {name}'s home cannot be used: {}",
-            ws.error
-        )));
+            "the running berthd did not make workspace {}'s home ready: it is older than this berth",
+            r.workspace
+        ))
+        .hint("restart it with `berth daemon stop`; the next berth command starts the new one"));
     }
-    Ok(ws.home)
+    Ok(&r.home)
 }
 
 /// One word of the command with its placeholders filled. A word that is not

@@ -164,7 +164,7 @@ fn refuse_the_users_entry(spec: &FileSpec, name: &str, action: Action) -> Result
         return Ok(());
     };
     let theirs = match &spec.edit {
-        Edit::Json(json::JsonEdit::Mcp { container, .. }) => json::parse(&text)
+        Edit::Json(json::JsonEdit::Mcp { container, .. }) => json::parse(&text, spec.reader)
             .ok()
             .and_then(|doc| doc.get(*container)?.get(name).cloned())
             .is_some_and(|e| !json::is_exec_entry(&e)),

@@ -74,16 +74,19 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
 
 /// What an agent session in `path` (empty: the caller's cwd) would get, with `workspace` as
 /// its pin (empty: none): one `Resolve` in the agent mode, as `exec` and `prompt` ask it.
+/// With `open_home` the daemon also makes the workspace's home ready and names it.
 pub async fn resolve_as_agent(
     ctx: &mut Ctx,
     path: String,
     workspace: String,
+    open_home: bool,
 ) -> Result<berth_proto::pb::Resolution, CliError> {
     let req = berth_proto::pb::ResolveRequest {
         caller: Some(ctx.caller()?),
         path,
         workspace,
         mode: berth_proto::pb::Mode::Agent as i32,
+        open_home,
     };
     Ok(ctx
         .unary(req, |mut c, r| async move { c.resolve(r).await })

@@ -35,7 +35,7 @@ pub const NAMES: [&str; 5] = ["name", "workspace", "marker", "proposal", "reason
 pub async fn cmd_prompt(ctx: &mut Ctx, args: PromptArgs) -> Result<(), CliError> {
     // A bad format is refused before the daemon is asked anything.
     placeholders::fill(&args.format, &NAMES.map(|n| (n, ""))).map_err(|e| CliError::usage(e.0))?;
-    let r = super::resolve_as_agent(ctx, String::new(), String::new()).await?;
+    let r = super::resolve_as_agent(ctx, String::new(), String::new(), false).await?;
     let marker = if r.needs_asking { "?" } else { "" };
     let name = if r.proposal.is_empty() {
         &r.workspace

@@ -37,6 +37,7 @@ pub fn request(
         } else {
             pb::Mode::Cli
         } as i32,
+        open_home: false,
     })
 }
 

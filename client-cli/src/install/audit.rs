@@ -274,7 +274,7 @@ pub fn entry_env(spec: &FileSpec) -> Result<EntryEnv, String> {
     let mut out = EntryEnv::default();
     match &spec.edit {
         Edit::Json(JsonEdit::Mcp { container, .. }) => {
-            let doc = json::parse(&text).map_err(refuse)?;
+            let doc = json::parse(&text, spec.reader).map_err(refuse)?;
             let env = doc
                 .get(*container)
                 .and_then(|s| s.get(SERVER_NAME))
@@ -358,7 +358,7 @@ pub fn codex_hook_trust(loc: &Locations, programs: &Programs) -> Result<HookTrus
     let (Some(config), Some(hooks)) = (specs.first(), specs.get(1)) else {
         return Ok(HookTrust::NotRegistered);
     };
-    let hooks_doc = json::parse(&files::read(hooks)?.unwrap_or_default())
+    let hooks_doc = json::parse(&files::read(hooks)?.unwrap_or_default(), hooks.reader)
         .map_err(|why| format!("{}: {why}", hooks.path.display()))?;
     let ours = berth_hook_positions(&hooks_doc);
     if ours.is_empty() {
@@ -504,6 +504,7 @@ mod tests {
     fn berths_handlers_are_found_where_they_sit() {
         let doc = json::parse(
             r#"{"hooks": {"Stop": [{"hooks": [{"command": "say hi"}]}, {"hooks": [{"type": "command", "command": "/b/berth-hook stop --client codex"}]}]}}"#,
+            json::Reader::plain("Codex"),
         )
         .unwrap();
         assert_eq!(berth_hook_positions(&doc), [("Stop".to_string(), 1, 0)]);

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 
-use super::json::{CopilotShell, Hook, JsonEdit, SERVER_NAME};
+use super::json::{CopilotShell, Hook, JsonEdit, Reader, SERVER_NAME};
 use super::toml::TomlServer;
 use super::{Client, Locations, Os, Programs, Scope, powershell_call, shell_word};
 
@@ -50,7 +50,15 @@ pub struct FileSpec {
     /// The project folder, for a project's file: it is reached beneath it,
     /// through no link (`None`: a user's file, reached by its path).
     pub within: Option<PathBuf>,
+    /// How the client reads the file: plain JSON, or with comments and
+    /// trailing commas (TOML has comments anyway).
+    pub reader: Reader,
 }
+
+/// Claude Code's files: plain JSON. Measured with 2.1.197: a comment makes it
+/// set `~/.claude.json` aside as corrupted, refuse `.mcp.json` and skip
+/// `settings.json`, hooks and all.
+const CLAUDE_CODE: Reader = Reader::plain("Claude Code");
 
 /// Why a client cannot be registered as asked.
 #[derive(Debug)]
@@ -80,11 +88,12 @@ pub fn files(
         programs.mcp.to_string_lossy().into_owned(),
         args,
     )?;
-    let spec = |path: PathBuf, edit: Edit| FileSpec {
+    let spec = |path: PathBuf, edit: Edit, reader: Reader| FileSpec {
         path,
         edit,
         shared_with: None,
         within: None,
+        reader,
     };
     // Claude Code's hooks, which VS Code runs too: no `--client`, so the
     // payload's shape tells berth-hook which of the two is calling.
@@ -106,6 +115,7 @@ pub fn files(
         ])),
         shared_with: Some(shared_with),
         within: None,
+        reader: CLAUDE_CODE,
     };
     let specs = match client {
         Client::ClaudeCode => vec![mcp, claude_hooks(Client::Vscode)],
@@ -125,6 +135,8 @@ pub fn files(
                             command: format!("{hook} stop --client codex"),
                         },
                     ])),
+                    // Measured with 0.171: a comment makes Codex skip the file.
+                    Reader::plain("Codex"),
                 ),
             ]
         }
@@ -149,6 +161,7 @@ pub fn files(
                             command: format!("{hook} stop --client cursor"),
                         },
                     ])),
+                    Reader::plain("Cursor"),
                 ),
             ]
         }
@@ -177,6 +190,8 @@ pub fn files(
                         ],
                         shell,
                     )),
+                    // Measured with 1.0.102: a comment makes Copilot skip the file.
+                    Reader::plain("the Copilot CLI"),
                 ),
             ]
         }
@@ -262,7 +277,7 @@ fn mcp_spec(
             )))
         }
     };
-    let json = |path: PathBuf, container: &'static str, entry: Value| FileSpec {
+    let json = |path: PathBuf, container: &'static str, entry: Value, reader: Reader| FileSpec {
         path,
         edit: Edit::Json(JsonEdit::Mcp {
             container,
@@ -274,6 +289,7 @@ fn mcp_spec(
         }),
         shared_with: None,
         within: None,
+        reader,
     };
     Ok(match client {
         Client::ClaudeCode => json(
@@ -284,6 +300,7 @@ fn mcp_spec(
             },
             "mcpServers",
             json!({"type": "stdio", "command": command, "args": args}),
+            CLAUDE_CODE,
         ),
         // Codex's `cwd` key takes no variables, so it stays unset.
         Client::Codex => FileSpec {
@@ -296,6 +313,7 @@ fn mcp_spec(
             }),
             shared_with: None,
             within: None,
+            reader: Reader::with_comments("Codex"),
         },
         Client::Vscode => json(
             if user {
@@ -305,6 +323,8 @@ fn mcp_spec(
             },
             "servers",
             json!({"type": "stdio", "command": command, "args": args}),
+            // VS Code's documented format: JSON with comments and trailing commas.
+            Reader::with_comments("VS Code"),
         ),
         Client::Cursor => json(
             if user {
@@ -315,6 +335,7 @@ fn mcp_spec(
             .join("mcp.json"),
             "mcpServers",
             json!({"command": command, "args": args}),
+            Reader::plain("Cursor"),
         ),
         Client::ClaudeDesktop => {
             only_user("(Claude Desktop has one config file)")?;
@@ -326,6 +347,7 @@ fn mcp_spec(
                     .join("claude_desktop_config.json"),
                 "mcpServers",
                 json!({"command": command, "args": args}),
+                Reader::plain("Claude Desktop"),
             )
         }
         Client::Cline => {
@@ -338,6 +360,7 @@ fn mcp_spec(
                     .join("cline_mcp_settings.json"),
                 "mcpServers",
                 json!({"command": command, "args": args, "disabled": false}),
+                Reader::plain("Cline"),
             )
         }
         Client::CopilotCli => {
@@ -346,6 +369,9 @@ fn mcp_spec(
                 loc.home.join(".copilot").join("mcp-config.json"),
                 "mcpServers",
                 json!({"type": "local", "command": command, "args": args, "tools": ["*"]}),
+                // Measured with 1.0.102: it lists the servers of a file with comments and
+                // trailing commas.
+                Reader::with_comments("the Copilot CLI"),
             )
         }
     })

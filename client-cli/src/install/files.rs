@@ -182,7 +182,7 @@ pub fn plan(spec: &FileSpec, action: Action, keep: bool) -> Result<Planned, Stri
     let backup_place = place.with_suffix(BACKUP_SUFFIX);
     if keep && action == Action::Uninstall {
         // Still parse it: a malformed file is reported the same either way.
-        check(&spec.edit, text).map_err(refuse)?;
+        check(spec, text).map_err(refuse)?;
         return Ok(Planned {
             path,
             place,
@@ -208,36 +208,46 @@ pub fn plan(spec: &FileSpec, action: Action, keep: bool) -> Result<Planned, Stri
     let others_left;
     let (new, holds_berth, origin_matches) = match &spec.edit {
         Edit::Json(edit) => {
-            let before = json::parse(text).map_err(refuse)?;
-            let origin = backup.as_deref().and_then(|b| json::parse(b).ok());
-            let mut bare = before.clone();
-            json::uninstall(&mut bare, edit, origin.as_ref()).map_err(refuse)?;
+            let reader = spec.reader;
+            // One tree to install into and one to remove from: edits change a tree in place.
+            let doc = json::Doc::parse(text, reader).map_err(refuse)?;
+            let bare_doc = json::Doc::parse(text, reader).map_err(refuse)?;
+            let before = doc.value();
+            let origin_doc = backup
+                .as_deref()
+                .and_then(|b| json::Doc::parse(b, reader).ok());
+            let origin = origin_doc.as_ref().map(json::Doc::value);
+            json::uninstall(&bare_doc, edit, origin.as_ref()).map_err(refuse)?;
+            let bare = bare_doc.value();
             let servers = |doc: &serde_json::Map<String, serde_json::Value>| match edit {
                 json::JsonEdit::Mcp { container, .. } => json::holds_servers(doc, container),
                 _ => false,
             };
             let holds_berth = bare != before || servers(&before);
-            let mut after = before.clone();
-            if action == Action::Install {
-                json::install(&mut after, edit).map_err(refuse)?;
+            let after_doc = if action == Action::Install {
+                json::install(&doc, edit).map_err(refuse)?;
+                doc
             } else {
-                after = bare;
-            }
+                bare_doc
+            };
+            let after = after_doc.value();
             others_left = servers(&after);
-            let origin_matches = origin.as_ref() == Some(&after);
+            // Comments count as TOML's do: one the user changed since install survives.
+            let origin_matches = origin.as_ref() == Some(&after)
+                && origin_doc.as_ref().map(json::Doc::comments) == Some(after_doc.comments());
             let new = if after == before {
                 old.clone()
             } else if action == Action::Install {
-                Some(json::render(&after, &json::Layout::of(text)))
+                Some(after_doc.text())
             } else if origin_matches {
                 // Nothing else changed since berth's install: the original, byte for byte.
                 backup.clone()
-            } else if !existed && after == json_skeleton(edit) {
+            } else if !existed && after == json_skeleton(edit, reader) {
                 // Only what berth's install created is left, and no backup
                 // says the file existed before: the file was berth's.
                 None
             } else {
-                Some(json::render(&after, &json::Layout::of(text)))
+                Some(after_doc.text())
             };
             (new, holds_berth, origin_matches)
         }
@@ -296,20 +306,25 @@ pub fn plan(spec: &FileSpec, action: Action, keep: bool) -> Result<Planned, Stri
     })
 }
 
-/// Parses `text` as `edit`'s format.
-fn check(edit: &Edit, text: &str) -> Result<(), String> {
-    match edit {
-        Edit::Json(_) => json::parse(text).map(drop),
+/// Parses `spec`'s `text` as its client reads it.
+fn check(spec: &FileSpec, text: &str) -> Result<(), String> {
+    match spec.edit {
+        Edit::Json(_) => json::parse(text, spec.reader).map(drop),
         Edit::Toml(_) => toml::parse(text).map(drop),
     }
 }
 
 /// What an uninstall leaves of a file that berth's install created.
-fn json_skeleton(edit: &json::JsonEdit) -> serde_json::Map<String, serde_json::Value> {
-    let mut doc = serde_json::Map::new();
-    let _ = json::install(&mut doc, edit);
-    let _ = json::uninstall(&mut doc, edit, None);
-    doc
+fn json_skeleton(
+    edit: &json::JsonEdit,
+    reader: json::Reader,
+) -> serde_json::Map<String, serde_json::Value> {
+    let Ok(doc) = json::Doc::parse("", reader) else {
+        return serde_json::Map::new();
+    };
+    let _ = json::install(&doc, edit);
+    let _ = json::uninstall(&doc, edit, None);
+    doc.value()
 }
 
 /// Whether `spec`'s file holds berth's MCP server entry (for the shared-hooks
@@ -321,13 +336,15 @@ pub fn has_server(spec: &FileSpec) -> bool {
     };
     let text = text.unwrap_or_default();
     match &spec.edit {
-        Edit::Json(json::JsonEdit::Mcp { container, .. }) => match json::parse(&text) {
-            Ok(doc) => doc
-                .get(*container)
-                .and_then(|s| s.get(json::SERVER_NAME))
-                .is_some(),
-            Err(_) => true,
-        },
+        Edit::Json(json::JsonEdit::Mcp { container, .. }) => {
+            match json::parse(&text, spec.reader) {
+                Ok(doc) => doc
+                    .get(*container)
+                    .and_then(|s| s.get(json::SERVER_NAME))
+                    .is_some(),
+                Err(_) => true,
+            }
+        }
         Edit::Toml(_) => match toml::parse(&text) {
             Ok(doc) => doc
                 .get("mcp_servers")

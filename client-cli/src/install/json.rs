@@ -1,11 +1,14 @@
 //! Editing a client's JSON config: berth's MCP server entry and its hook
-//! handlers, in each client's shape. Pure: a parsed document in, the same
-//! document changed out. Key order is kept (`serde_json` with
-//! `preserve_order`), so unrelated keys come back where they were.
+//! handlers, in each client's shape. Pure: a parsed [`Doc`] in, the same
+//! tree changed in place, so only berth's entries change and every other
+//! byte (comments, commas, layout) stays
+//! (docs/decisions/0043-json-with-comments-edited-in-place.md).
 
+use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstObjectProp};
 use serde_json::{Map, Value, json};
 
 use super::is_berth_hook_command;
+pub use super::jsonc::{Doc, Reader};
 
 /// One hook berth registers: the client's event name and the command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,89 +65,59 @@ impl CopilotShell {
 /// The name of berth's MCP server entry in every client.
 pub const SERVER_NAME: &str = "berth";
 
-/// Parses a config file's text. Empty text (a file a client created and
-/// never filled) is an empty object; anything but an object is refused.
-pub fn parse(text: &str) -> Result<Map<String, Value>, String> {
-    if text.trim().is_empty() {
-        return Ok(Map::new());
-    }
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(m)) => Ok(m),
-        Ok(_) => Err("its top level is not a JSON object".into()),
-        Err(e) => Err(format!(
-            "it is not valid JSON ({e}); comments and trailing commas are not supported"
-        )),
-    }
+/// What a config file's text means, read as `reader` reads it (empty text
+/// is an empty object). For reading an entry; edits go through a
+/// [`Doc`].
+pub fn parse(text: &str, reader: Reader) -> Result<Map<String, Value>, String> {
+    Doc::parse(text, reader).map(|d| d.value())
 }
 
-/// How an existing file is laid out, so a rewrite looks like the original.
-#[derive(Debug, Clone)]
-pub struct Layout {
-    indent: String,
-    trailing_newline: bool,
-}
-
-impl Layout {
-    /// The layout of `text`: the indentation of its first indented line
-    /// (two spaces when there is none) and whether it ends with a newline.
-    pub fn of(text: &str) -> Layout {
-        let indent = text
-            .lines()
-            .skip(1)
-            .map(|l| &l[..l.len() - l.trim_start_matches([' ', '\t']).len()])
-            .find(|ws| !ws.is_empty())
-            .unwrap_or("  ")
-            .to_string();
-        Layout {
-            indent,
-            trailing_newline: text.is_empty() || text.ends_with('\n'),
-        }
-    }
-}
-
-/// Serialises `root` in `layout`.
-pub fn render(root: &Map<String, Value>, layout: &Layout) -> String {
-    use serde::Serialize;
-    let mut out = Vec::new();
-    let fmt = serde_json::ser::PrettyFormatter::with_indent(layout.indent.as_bytes());
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, fmt);
-    root.serialize(&mut ser).expect("JSON values serialise");
-    let mut s = String::from_utf8(out).expect("serde_json writes UTF-8");
-    if layout.trailing_newline {
-        s.push('\n');
-    }
-    s
-}
-
-/// Adds or updates berth's part of the document.
-pub fn install(root: &mut Map<String, Value>, edit: &JsonEdit) -> Result<(), String> {
+/// Adds or updates berth's part of the document, changing no other node.
+pub fn install(doc: &Doc, edit: &JsonEdit) -> Result<(), String> {
+    let root = doc.object();
     match edit {
         JsonEdit::Mcp {
             container,
             name,
             entry,
         } => {
-            let servers = object_at(root, container)?;
-            if name != SERVER_NAME && servers.get(name).is_some_and(|e| !is_exec_entry(e)) {
+            let servers = object_at(&root, container, container)?;
+            let existing = servers.get(name);
+            if name != SERVER_NAME
+                && existing
+                    .as_ref()
+                    .and_then(CstObjectProp::to_serde_value)
+                    .is_some_and(|e| !is_exec_entry(&e))
+            {
                 return Err(format!(
                     "it already has a server named \"{name}\" that berth did not register"
                 ));
             }
-            match servers.get_mut(name) {
-                Some(Value::Object(existing)) => {
-                    for (k, v) in entry {
-                        existing.insert(k.clone(), v.clone());
+            match existing {
+                Some(prop) => match prop.object_value() {
+                    // Only the keys berth sets, and only where they differ.
+                    Some(obj) => {
+                        for (k, v) in entry {
+                            match obj.get(k) {
+                                Some(p) if p.to_serde_value().as_ref() == Some(v) => {}
+                                Some(p) => p.set_value(input(v)),
+                                None => {
+                                    obj.append(k, input(v));
+                                }
+                            }
+                        }
                     }
-                }
-                _ => {
-                    servers.insert(name.clone(), Value::Object(entry.clone()));
+                    None => prop.set_value(input(&Value::Object(entry.clone()))),
+                },
+                None => {
+                    servers.append(name, input(&Value::Object(entry.clone())));
                 }
             }
         }
         JsonEdit::NestedHooks(hooks) => {
             for h in hooks {
-                let list = array_at(object_at(root, "hooks")?, h.event)?;
-                set_hook(list, h, Shape::Nested)?;
+                let list = array_at(&object_at(&root, "hooks", "hooks")?, h.event)?;
+                set_hook(&list, h, Shape::Nested);
             }
         }
         JsonEdit::FlatHooks(hooks) | JsonEdit::CopilotHooks(hooks, _) => {
@@ -152,12 +125,12 @@ pub fn install(root: &mut Map<String, Value>, edit: &JsonEdit) -> Result<(), Str
                 JsonEdit::CopilotHooks(_, shell) => Shape::Copilot(*shell),
                 _ => Shape::Flat,
             };
-            if !root.contains_key("version") {
-                root.insert("version".into(), json!(1));
+            if root.get("version").is_none() {
+                root.append("version", CstInputValue::Number("1".into()));
             }
             for h in hooks {
-                let list = array_at(object_at(root, "hooks")?, h.event)?;
-                set_hook(list, h, shape)?;
+                let list = array_at(&object_at(&root, "hooks", "hooks")?, h.event)?;
+                set_hook(&list, h, shape);
             }
         }
     }
@@ -172,12 +145,12 @@ pub fn install(root: &mut Map<String, Value>, edit: &JsonEdit) -> Result<(), Str
 /// hook files need is dropped when the origin lacked it and no hooks remain.
 /// Without an origin every emptied container goes: the file was berth's.
 pub fn uninstall(
-    root: &mut Map<String, Value>,
+    doc: &Doc,
     edit: &JsonEdit,
     origin: Option<&Map<String, Value>>,
 ) -> Result<(), String> {
     let had = |path: &[&str]| {
-        let Some(mut v) = origin.map(|o| o as &Map<String, Value>) else {
+        let Some(mut v) = origin else {
             return false;
         };
         for (i, key) in path.iter().enumerate() {
@@ -189,23 +162,29 @@ pub fn uninstall(
         }
         true
     };
+    let Some(root) = doc.existing_object() else {
+        return Ok(());
+    };
     match edit {
         JsonEdit::Mcp {
             container, name, ..
         } => {
-            let Some(servers) = root.get_mut(*container) else {
+            let Some(prop) = root.get(container) else {
                 return Ok(());
             };
-            let servers = servers
-                .as_object_mut()
+            let servers = prop
+                .object_value()
                 .ok_or_else(|| format!("\"{container}\" is not an object"))?;
-            let ours = name == SERVER_NAME || servers.get(name).is_some_and(is_exec_entry);
-            if ours
-                && servers.shift_remove(name).is_some()
-                && servers.is_empty()
-                && !had(&[container])
-            {
-                root.shift_remove(*container);
+            let Some(entry) = servers.get(name) else {
+                return Ok(());
+            };
+            let ours =
+                name == SERVER_NAME || entry.to_serde_value().is_some_and(|e| is_exec_entry(&e));
+            if ours {
+                entry.remove();
+                if servers.properties().is_empty() && !had(&[container]) {
+                    prop.remove();
+                }
             }
         }
         JsonEdit::NestedHooks(hooks)
@@ -217,40 +196,48 @@ pub fn uninstall(
                 JsonEdit::CopilotHooks(_, shell) => Shape::Copilot(*shell),
                 _ => Shape::Flat,
             };
-            let Some(all) = root.get_mut("hooks") else {
+            let Some(all_prop) = root.get("hooks") else {
                 return Ok(());
             };
-            let all = all.as_object_mut().ok_or("\"hooks\" is not an object")?;
+            let all = all_prop
+                .object_value()
+                .ok_or("\"hooks\" is not an object")?;
             let mut removed_any = false;
             for h in hooks {
-                let Some(list) = all.get_mut(h.event) else {
+                let Some(list_prop) = all.get(h.event) else {
                     continue;
                 };
-                let list = list
-                    .as_array_mut()
+                let list = list_prop
+                    .array_value()
                     .ok_or_else(|| format!("\"hooks.{}\" is not a list", h.event))?;
-                if remove_hooks(list, shape) {
+                if remove_hooks(&list, shape) {
                     removed_any = true;
-                    if list.is_empty() && !had(&["hooks", h.event]) {
-                        all.shift_remove(h.event);
+                    if list.elements().is_empty() && !had(&["hooks", h.event]) {
+                        list_prop.remove();
                     }
                 }
             }
-            if removed_any && all.is_empty() && !had(&["hooks"]) {
-                root.shift_remove("hooks");
+            if removed_any && all.properties().is_empty() && !had(&["hooks"]) {
+                all_prop.remove();
             }
             // Install adds `version` to a hook file that lacked it.
+            let no_hooks_left = || {
+                root.get("hooks")
+                    .and_then(|h| h.to_serde_value())
+                    .is_none_or(|h| {
+                        h.as_object().is_some_and(|m| {
+                            m.values().all(|l| l.as_array().is_some_and(Vec::is_empty))
+                        })
+                    })
+            };
             if removed_any
                 && shape != Shape::Nested
                 && origin.is_some()
                 && !had(&["version"])
-                && root.get("hooks").is_none_or(|h| {
-                    h.as_object().is_some_and(|m| {
-                        m.values().all(|l| l.as_array().is_some_and(Vec::is_empty))
-                    })
-                })
+                && no_hooks_left()
+                && let Some(version) = root.get("version")
             {
-                root.shift_remove("version");
+                version.remove();
             }
         }
     }
@@ -306,102 +293,146 @@ impl Shape {
     }
 }
 
-fn object_at<'a>(
-    parent: &'a mut Map<String, Value>,
-    key: &str,
-) -> Result<&'a mut Map<String, Value>, String> {
-    parent
-        .entry(key.to_string())
-        .or_insert_with(|| Value::Object(Map::new()))
-        .as_object_mut()
-        .ok_or_else(|| format!("\"{key}\" is not an object"))
+/// The object under `key` in `parent`, appended empty when missing; `shown`
+/// names it in the refusal of a value of another kind.
+fn object_at(parent: &CstObject, key: &str, shown: &str) -> Result<CstObject, String> {
+    let not_object = || format!("\"{shown}\" is not an object");
+    match parent.get(key) {
+        Some(prop) => prop.object_value().ok_or_else(not_object),
+        None => parent
+            .append(key, CstInputValue::Object(Vec::new()))
+            .object_value()
+            .ok_or_else(not_object),
+    }
 }
 
-fn array_at<'a>(
-    parent: &'a mut Map<String, Value>,
-    key: &str,
-) -> Result<&'a mut Vec<Value>, String> {
-    parent
-        .entry(key.to_string())
-        .or_insert_with(|| Value::Array(Vec::new()))
-        .as_array_mut()
-        .ok_or_else(|| format!("\"hooks.{key}\" is not a list"))
+/// The list `hooks.<key>`, appended empty when missing.
+fn array_at(hooks: &CstObject, key: &str) -> Result<CstArray, String> {
+    let not_list = || format!("\"hooks.{key}\" is not a list");
+    match hooks.get(key) {
+        Some(prop) => prop.array_value().ok_or_else(not_list),
+        None => hooks
+            .append(key, CstInputValue::Array(Vec::new()))
+            .array_value()
+            .ok_or_else(not_list),
+    }
 }
 
-/// Whether a handler object is one of berth's.
-fn is_ours(handler: &Value, shape: Shape) -> bool {
+/// A value as the tree's input.
+fn input(v: &Value) -> CstInputValue {
+    match v {
+        Value::Null => CstInputValue::Null,
+        Value::Bool(b) => CstInputValue::Bool(*b),
+        Value::Number(n) => CstInputValue::Number(n.to_string()),
+        Value::String(s) => CstInputValue::String(s.clone()),
+        Value::Array(a) => CstInputValue::Array(a.iter().map(input).collect()),
+        Value::Object(m) => {
+            CstInputValue::Object(m.iter().map(|(k, v)| (k.clone(), input(v))).collect())
+        }
+    }
+}
+
+/// Whether a handler node is one of berth's.
+fn is_ours(handler: &CstNode, shape: Shape) -> bool {
     handler
-        .get(shape.command_key())
-        .and_then(Value::as_str)
-        .is_some_and(is_berth_hook_command)
+        .to_serde_value()
+        .and_then(|h| h.get(shape.command_key()).cloned())
+        .and_then(|c| c.as_str().map(is_berth_hook_command))
+        .unwrap_or(false)
+}
+
+/// The handler lists of an event's list: the list itself (flat shapes), or
+/// each group's `hooks` (Claude Code's), with the group.
+fn handler_lists(list: &CstArray, shape: Shape) -> Vec<(CstArray, Option<CstNode>)> {
+    match shape {
+        Shape::Nested => list
+            .elements()
+            .into_iter()
+            .filter_map(|group| {
+                let inner = group.as_object()?.array_value("hooks")?;
+                Some((inner, Some(group)))
+            })
+            .collect(),
+        Shape::Flat | Shape::Copilot(_) => vec![(list.clone(), None)],
+    }
 }
 
 /// Puts berth's handler for `hook` into an event's list: the first of
-/// berth's handlers there is updated in place, any further ones removed,
-/// and one is appended when there was none.
-fn set_hook(list: &mut Vec<Value>, hook: &Hook, shape: Shape) -> Result<(), String> {
-    let mut found = false;
+/// berth's handlers there is updated in place (its command only, when it
+/// differs), any further ones removed, and one is appended when there was
+/// none.
+fn set_hook(list: &CstArray, hook: &Hook, shape: Shape) {
     let key = shape.command_key();
-    let mut keep = |h: &mut Value| -> bool {
-        if !is_ours(h, shape) {
-            return true;
-        }
-        if found {
-            return false;
-        }
-        found = true;
-        h[key] = Value::String(hook.command.clone());
-        true
-    };
-    match shape {
-        Shape::Nested => {
-            for group in list.iter_mut() {
-                if let Some(inner) = group.get_mut("hooks").and_then(Value::as_array_mut) {
-                    let before = inner.len();
-                    inner.retain_mut(&mut keep);
-                    if inner.is_empty() && before > 0 {
-                        // Emptied of a duplicate of ours: drop the group below.
-                        *group = Value::Null;
-                    }
-                }
+    let mut found = false;
+    for (handlers, group) in handler_lists(list, shape) {
+        let all = handlers.elements();
+        let mut removed = 0;
+        for h in &all {
+            if !is_ours(h, shape) {
+                continue;
             }
-            list.retain(|g| !g.is_null());
+            if found {
+                h.clone().remove();
+                removed += 1;
+                continue;
+            }
+            found = true;
+            if let Some(prop) = h.as_object().and_then(|o| o.get(key))
+                && prop.to_serde_value().as_ref().and_then(Value::as_str)
+                    != Some(hook.command.as_str())
+            {
+                prop.set_value(CstInputValue::String(hook.command.clone()));
+            }
         }
-        Shape::Flat | Shape::Copilot(_) => list.retain_mut(&mut keep),
+        // Emptied of a duplicate of ours: the group goes too.
+        if let Some(group) = group
+            && removed > 0
+            && removed == all.len()
+        {
+            group.remove();
+        }
     }
     if !found {
-        let handler = shape.handler(&hook.command);
-        list.push(match shape {
-            Shape::Nested => json!({"hooks": [handler]}),
+        let handler = input(&shape.handler(&hook.command));
+        list.append(match shape {
+            Shape::Nested => {
+                CstInputValue::Object(vec![("hooks".into(), CstInputValue::Array(vec![handler]))])
+            }
             _ => handler,
         });
     }
-    Ok(())
 }
 
 /// Removes berth's handlers from an event's list (and groups they leave
 /// empty); whether anything was removed.
-fn remove_hooks(list: &mut Vec<Value>, shape: Shape) -> bool {
-    let before = serde_json::to_string(list).unwrap_or_default();
-    match shape {
-        Shape::Nested => {
-            list.retain_mut(|group| {
-                let Some(inner) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
-                    return true;
-                };
-                let n = inner.len();
-                inner.retain(|h| !is_ours(h, shape));
-                !(inner.is_empty() && n > 0)
-            });
+fn remove_hooks(list: &CstArray, shape: Shape) -> bool {
+    let mut removed_any = false;
+    for (handlers, group) in handler_lists(list, shape) {
+        let all = handlers.elements();
+        let mut removed = 0;
+        for h in &all {
+            if is_ours(h, shape) {
+                h.clone().remove();
+                removed += 1;
+            }
         }
-        Shape::Flat | Shape::Copilot(_) => list.retain(|h| !is_ours(h, shape)),
+        removed_any |= removed > 0;
+        if let Some(group) = group
+            && removed > 0
+            && removed == all.len()
+        {
+            group.remove();
+        }
     }
-    serde_json::to_string(list).unwrap_or_default() != before
+    removed_any
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const PLAIN: Reader = Reader::plain("Claude Code");
+    const JSONC: Reader = Reader::with_comments("VS Code");
 
     fn nested() -> JsonEdit {
         JsonEdit::NestedHooks(vec![
@@ -416,45 +447,129 @@ mod tests {
         ])
     }
 
-    fn check_round_trip(original: &str, edit: &JsonEdit) {
-        let mut doc = parse(original).unwrap();
-        install(&mut doc, edit).unwrap();
-        let once = doc.clone();
-        install(&mut doc, edit).unwrap();
-        assert_eq!(
-            render(&doc, &Layout::of(original)),
-            render(&once, &Layout::of(original))
-        );
-        uninstall(&mut doc, edit, None).unwrap();
-        assert_eq!(render(&doc, &Layout::of(original)), original);
+    fn server(container: &'static str) -> JsonEdit {
+        JsonEdit::Mcp {
+            container,
+            name: SERVER_NAME.into(),
+            entry: json!({"type": "stdio", "command": "/b/berth-mcp", "args": ["--cwd", "${workspaceFolder}"]})
+                .as_object()
+                .unwrap()
+                .clone(),
+        }
+    }
+
+    /// `edit` installed into `original`, then installed again, then uninstalled: the second
+    /// install changes nothing and the uninstall gives back every byte. Returns the text while
+    /// installed.
+    fn check_round_trip(original: &str, edit: &JsonEdit, reader: Reader) -> String {
+        let doc = Doc::parse(original, reader).unwrap();
+        install(&doc, edit).unwrap();
+        let once = doc.text();
+        install(&doc, edit).unwrap();
+        assert_eq!(doc.text(), once);
+        uninstall(&doc, edit, None).unwrap();
+        assert_eq!(doc.text(), original);
+        once
     }
 
     #[test]
     fn hooks_go_in_and_out_beside_other_hooks() {
         let original = "{\n    \"model\": \"x\",\n    \"hooks\": {\n        \"Stop\": [\n            {\n                \"hooks\": [\n                    {\n                        \"type\": \"command\",\n                        \"command\": \"say done\"\n                    }\n                ]\n            }\n        ]\n    }\n}\n";
-        check_round_trip(original, &nested());
+        check_round_trip(original, &nested(), PLAIN);
+    }
+
+    /// VS Code's documented `mcp.json` shape: a comment first, trailing commas. While berth is
+    /// installed, the text is the original with berth's entry inserted and nothing else
+    /// changed.
+    #[test]
+    fn a_commented_file_keeps_every_byte_outside_berths_entry() {
+        let original = "// VS Code's MCP servers\n{\n  \"inputs\": [\n    /* none yet */\n  ],\n  \"servers\": {\n    // GitHub's\n    \"github\": {\n      \"type\": \"http\",\n      \"url\": \"https://api.githubcopilot.com/mcp/\", // remote\n    },\n  },\n}\n";
+        let installed = check_round_trip(original, &server("servers"), JSONC);
+        let entry = "    \"berth\": {\n      \"type\": \"stdio\",\n      \"command\": \"/b/berth-mcp\",\n      \"args\": [\"--cwd\", \"${workspaceFolder}\"],\n    },\n";
+        assert_eq!(
+            installed.replacen(entry, "", 1),
+            original,
+            "berth's entry, in the file's style, is the only change:\n{installed}"
+        );
+    }
+
+    #[test]
+    fn containers_berth_adds_follow_the_files_indentation_and_line_ends() {
+        let installed = check_round_trip("{\r\n\t\"a\": 1\r\n}\r\n", &nested(), PLAIN);
+        assert!(
+            installed.contains("\r\n\t\"hooks\": {\r\n\t\t\"SessionStart\""),
+            "{installed:?}"
+        );
+        assert!(
+            !installed.replace("\r\n", "").contains('\n'),
+            "{installed:?}"
+        );
+        let installed = check_round_trip("{\n    \"a\": 1\n}", &server("mcpServers"), PLAIN);
+        assert!(
+            installed.contains("\n    \"mcpServers\": {\n        \"berth\""),
+            "{installed}"
+        );
+        assert!(
+            installed.ends_with('}'),
+            "no newline was added: {installed:?}"
+        );
+        // A file berth creates: two spaces, a final newline (its removal is the file's, see
+        // `files`).
+        let doc = Doc::parse("", JSONC).unwrap();
+        install(&doc, &server("servers")).unwrap();
+        let created = doc.text();
+        assert!(
+            created.starts_with("{\n  \"servers\": {\n    \"berth\": {\n"),
+            "{created}"
+        );
+        assert!(created.ends_with("}\n"), "{created:?}");
     }
 
     #[test]
     fn a_moved_hook_program_is_updated_not_duplicated() {
-        let mut doc = parse("{}").unwrap();
-        install(&mut doc, &nested()).unwrap();
+        let doc = Doc::parse("{}", PLAIN).unwrap();
+        install(&doc, &nested()).unwrap();
         let moved = JsonEdit::NestedHooks(vec![Hook {
             event: "Stop",
             command: "/new/berth-hook stop".into(),
         }]);
-        install(&mut doc, &moved).unwrap();
-        assert_eq!(doc["hooks"]["Stop"].as_array().unwrap().len(), 1);
+        install(&doc, &moved).unwrap();
+        let v = doc.value();
+        assert_eq!(v["hooks"]["Stop"].as_array().unwrap().len(), 1);
         assert_eq!(
-            doc["hooks"]["Stop"][0]["hooks"][0]["command"],
+            v["hooks"]["Stop"][0]["hooks"][0]["command"],
             "/new/berth-hook stop"
         );
     }
 
     #[test]
+    fn a_second_handler_of_berths_is_removed_with_its_group() {
+        let text = r#"{"hooks": {"Stop": [
+  {"hooks": [{"type": "command", "command": "/a/berth-hook stop"}]},
+  {"matcher": "x", "hooks": [{"type": "command", "command": "say hi"}]},
+  {"hooks": [{"type": "command", "command": "/b/berth-hook stop"}]}
+]}}"#;
+        let doc = Doc::parse(text, PLAIN).unwrap();
+        install(&doc, &nested()).unwrap();
+        let v = doc.value();
+        let stop = v["hooks"]["Stop"].as_array().unwrap();
+        assert_eq!(stop.len(), 2, "{}", doc.text());
+        assert_eq!(stop[0]["hooks"][0]["command"], "/b/berth-hook stop");
+        assert_eq!(stop[1]["matcher"], "x");
+        uninstall(&doc, &nested(), None).unwrap();
+        let v = doc.value();
+        assert_eq!(
+            v["hooks"]["Stop"].as_array().unwrap().len(),
+            1,
+            "{}",
+            doc.text()
+        );
+    }
+
+    #[test]
     fn mcp_entries_keep_the_users_extra_keys() {
-        let mut doc =
-            parse(r#"{"mcpServers": {"berth": {"command": "old", "env": {"A": "1"}}}}"#).unwrap();
+        let text = r#"{"mcpServers": {"berth": {"command": "old", "env": {"A": "1"}}}}"#;
+        let doc = Doc::parse(text, PLAIN).unwrap();
         let edit = JsonEdit::Mcp {
             container: "mcpServers",
             name: SERVER_NAME.into(),
@@ -463,22 +578,34 @@ mod tests {
                 .unwrap()
                 .clone(),
         };
-        install(&mut doc, &edit).unwrap();
-        assert_eq!(doc["mcpServers"]["berth"]["env"]["A"], "1");
-        assert_eq!(doc["mcpServers"]["berth"]["command"], "new");
+        install(&doc, &edit).unwrap();
+        let v = doc.value();
+        assert_eq!(v["mcpServers"]["berth"]["env"]["A"], "1");
+        assert_eq!(v["mcpServers"]["berth"]["command"], "new");
+        assert!(
+            doc.text().contains(r#""env": {"A": "1"}"#),
+            "{}",
+            doc.text()
+        );
     }
 
     #[test]
     fn wrong_shapes_are_refused() {
-        assert!(parse("[1]").is_err());
-        assert!(parse("{ // comment\n}").is_err());
-        let mut doc = parse(r#"{"hooks": []}"#).unwrap();
-        assert!(install(&mut doc, &nested()).is_err());
-    }
-
-    #[test]
-    fn layout_follows_the_original() {
-        assert_eq!(Layout::of("{\n\t\"a\": 1\n}").indent, "\t");
-        assert!(!Layout::of("{}").trailing_newline);
+        assert!(parse("[1]", PLAIN).is_err());
+        assert!(parse("{ // comment\n}", PLAIN).is_err());
+        assert!(parse("{ // comment\n}", JSONC).is_ok());
+        let doc = Doc::parse(r#"{"hooks": []}"#, PLAIN).unwrap();
+        assert_eq!(
+            install(&doc, &nested()).unwrap_err(),
+            "\"hooks\" is not an object"
+        );
+        let doc = Doc::parse(r#"{"servers": {"berth": 1}, "hooks": {"Stop": {}}}"#, PLAIN).unwrap();
+        assert!(
+            uninstall(&doc, &nested(), None)
+                .unwrap_err()
+                .contains("hooks.Stop")
+        );
+        install(&doc, &server("servers")).unwrap();
+        assert_eq!(doc.value()["servers"]["berth"]["command"], "/b/berth-mcp");
     }
 }

@@ -3,7 +3,9 @@
 //! anything else (docs/decisions/0008-registering-clients.md).
 //!
 //! `clients` says, per client, which files and entries; `json` and `toml`
-//! edit one document each (pure: text in, text out); `files` plans, backs up
+//! edit one document each (pure: text in, text out), `jsonc` keeping a JSON
+//! file's every byte outside berth's entries and judging it by the rule of
+//! the client that reads it; `files` plans, backs up
 //! and writes, reaching each file through its `place` (a project's beneath
 //! the project folder, through no link); `folders` records the folders install creates, so
 //! uninstall removes them once they are empty again. Where the files live comes from
@@ -15,6 +17,7 @@ pub mod clients;
 pub mod files;
 pub mod folders;
 pub mod json;
+pub mod jsonc;
 pub mod place;
 pub mod toml;
 

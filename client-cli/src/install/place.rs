@@ -19,6 +19,11 @@ use cap_std::fs::Dir;
 
 use super::folders;
 
+/// The most berth reads of one config file: the syntax tree that keeps a
+/// JSON file's layout takes tens of times the text in memory
+/// (docs/decisions/0043-json-with-comments-edited-in-place.md).
+pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
+
 /// Why a file cannot be read.
 #[derive(Debug)]
 pub enum Unusable {
@@ -175,7 +180,17 @@ impl Place {
             )));
         }
         let mut bytes = Vec::new();
-        (&file).read_to_end(&mut bytes).map_err(failed)?;
+        (&file)
+            .take(MAX_CONFIG_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(failed)?;
+        if bytes.len() as u64 > MAX_CONFIG_BYTES {
+            return Err(Unusable::Refused(format!(
+                "{} is larger than the {} MiB berth reads of a client's configuration; add berth's entry by hand, or make the file smaller",
+                self.path.display(),
+                MAX_CONFIG_BYTES >> 20
+            )));
+        }
         Ok(Some(bytes))
     }
 

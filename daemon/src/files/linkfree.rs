@@ -93,6 +93,24 @@ pub fn open_dir_beneath(base: Option<&Handle>, rel: &Path) -> io::Result<Handle>
     Ok(at.into())
 }
 
+/// Makes the folder `name` in `base` when nothing has that name, then opens it as
+/// [`open_dir_beneath`] does. The make never follows a link: a link or a file in its place
+/// stays as it is, and the open refuses it (a link: `ELOOP`; a file: `ENOTDIR`).
+pub fn make_dir_beneath(base: &Handle, name: &str) -> io::Result<Handle> {
+    #[cfg(unix)]
+    let made = rustix::fs::mkdirat(base, name, Mode::from_raw_mode(0o777)).map_err(io::Error::from);
+    #[cfg(windows)]
+    let made = {
+        let at = std::fs::File::from(base.try_clone()?);
+        cap_primitives::fs::create_dir(&at, Path::new(name), &cap_primitives::fs::DirOptions::new())
+    };
+    match made {
+        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+        _ => {}
+    }
+    open_dir_beneath(Some(base), Path::new(name))
+}
+
 /// The identity of an opened file or folder.
 #[cfg(unix)]
 pub fn identity(fd: impl AsFd) -> io::Result<Identity> {
@@ -231,6 +249,34 @@ mod tests {
                 assert!(is_link_refusal(&e), "{path}: {e}");
             }
         }
+    }
+
+    #[test]
+    fn a_folder_is_made_beneath_a_base_but_never_through_a_link_or_over_a_file() {
+        let t = tempfile::tempdir().unwrap();
+        let base = t.path().join("base");
+        std::fs::create_dir_all(&base).unwrap();
+        let at = open_dir(&base).unwrap();
+        let made = make_dir_beneath(&at, "new").unwrap();
+        let want = identity(std::fs::File::open(base.join("new")).unwrap()).unwrap();
+        assert_eq!(identity(made).unwrap(), want);
+        // Made once: the second call opens the same folder.
+        assert_eq!(
+            identity(make_dir_beneath(&at, "new").unwrap()).unwrap(),
+            want
+        );
+        std::os::unix::fs::symlink(t.path().join("gone"), base.join("dangling")).unwrap();
+        std::os::unix::fs::symlink(t.path(), base.join("away")).unwrap();
+        for link in ["dangling", "away"] {
+            assert!(
+                is_link_refusal(&make_dir_beneath(&at, link).unwrap_err()),
+                "{link}"
+            );
+        }
+        assert!(!t.path().join("gone").exists());
+        std::fs::write(base.join("file"), "x").unwrap();
+        let e = make_dir_beneath(&at, "file").unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ENOTDIR), "{e}");
     }
 
     #[test]

@@ -51,9 +51,12 @@ pub fn home_of(
     }
 }
 
+/// The folder of the data folder that holds the managed homes.
+const MANAGED_HOMES: &str = "workspaces";
+
 /// Where a managed home lives: a name under the data folder, which no guard needs to check.
 pub fn managed_home(entry: &WorkspaceEntry, data_dir: &Path) -> PathBuf {
-    data_dir.join("workspaces").join(&entry.name)
+    data_dir.join(MANAGED_HOMES).join(&entry.name)
 }
 
 /// A stored home the guard refuses (a row written straight into the database), named by its
@@ -78,7 +81,9 @@ fn unopenable(entry: &WorkspaceEntry, path: &Path, e: &std::io::Error) -> BerthE
     } else if e.kind() == std::io::ErrorKind::NotFound {
         format!(
             "the home of workspace {name:?} at {path:?} does not exist any more; put the folder \
-             back, or `berth workspace delete {name}`"
+             back (the folder itself: another one made in its place is not the one approved), \
+             or `berth workspace delete {name}` (its roots go with it) and create it again with \
+             --home"
         )
     } else {
         format!("the home of workspace {name:?} at {path:?} cannot be opened: {e}")
@@ -180,6 +185,16 @@ pub fn nested_homes(reg: &Registry) -> BTreeMap<String, Vec<String>> {
     notes
 }
 
+/// True when `e` says something that is not a folder is where one should be.
+fn is_not_a_folder(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    let code = libc::ENOTDIR;
+    // ERROR_DIRECTORY: "the directory name is invalid", what opening a file as a folder answers.
+    #[cfg(windows)]
+    let code = 267;
+    e.kind() == std::io::ErrorKind::NotADirectory || e.raw_os_error() == Some(code)
+}
+
 #[cfg(unix)]
 fn writable_and_searchable(dir: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt;
@@ -220,36 +235,68 @@ impl Device {
         })
     }
 
+    /// The home of workspace `name`, opened as its file tools open it (so a managed one is
+    /// made on the spot): for `berth exec`, whose command is handed the folder's path and
+    /// must find a folder there (docs/decisions/0026-berth-exec.md).
+    pub fn ready_home(&self, name: &str) -> Result<PathBuf, BerthError> {
+        let reg = self.registry();
+        let entry = reg
+            .workspaces
+            .get(name)
+            .ok_or_else(|| self.unknown_workspace(name))?;
+        Ok(self.open_home(entry)?.path)
+    }
+
     /// A managed home sits in berth's own data dir, which the user chose and no tool can reach:
-    /// the data dir is opened as configured, the home beneath it without links.
+    /// the data dir is opened as configured, then `workspaces` and the home in it are made
+    /// where missing and opened, one name at a time, never through a link. So a link or a
+    /// file planted in either place is refused, and nothing is ever made where it leads.
     fn open_managed_home(&self, name: &str, path: &Path) -> Result<Handle, BerthError> {
         let internal = |e: std::io::Error| {
             BerthError::internal(format!(
                 "opening the home of workspace {name:?} at {path:?}: {e}"
             ))
         };
-        std::fs::create_dir_all(path).map_err(|e| {
-            if is_disk_full(&e) {
-                BerthError::disk_full(
-                    format_args!("the home of workspace {name:?} ({})", path.display()),
-                    path.display(),
-                )
-            } else {
-                internal(e)
-            }
-        })?;
         let data = self.open_data_dir().map_err(internal)?;
-        linkfree::open_dir_beneath(Some(&data), &Path::new("workspaces").join(name)).map_err(|e| {
-            if linkfree::is_link_refusal(&e) {
-                BerthError::refused(format!(
-                    "the home of workspace {name:?} at {path:?} is a symlink; berth never \
-                         follows a link to a home. Move the link away (mv {path:?} {path:?}.link); \
-                         berth makes a fresh folder on next use"
-                ))
-            } else {
-                internal(e)
-            }
-        })
+        let step = |at: &Handle, part: &str, place: &Path| {
+            linkfree::make_dir_beneath(at, part).map_err(|e| {
+                // The home itself, or the folder of all managed homes on its path.
+                let what = if place == path {
+                    format!("the home of workspace {name:?} at {path:?}")
+                } else {
+                    format!("the home of workspace {name:?} at {path:?} cannot be used: {place:?}")
+                };
+                let aside = |suffix: &str| {
+                    let mut p = place.as_os_str().to_owned();
+                    p.push(suffix);
+                    PathBuf::from(p)
+                };
+                if linkfree::is_link_refusal(&e) {
+                    BerthError::refused(format!(
+                        "{what} is a symlink, and berth never follows a link to a home (a link \
+                         can send files anywhere). Move the link away (mv {place:?} {:?}); \
+                         berth makes a fresh folder on next use, and files where the link led \
+                         can be moved into it",
+                        aside(".link")
+                    ))
+                } else if is_not_a_folder(&e) {
+                    BerthError::refused(format!(
+                        "{what} is not a folder. Move it away (mv {place:?} {:?}); berth makes \
+                         a fresh folder on next use",
+                        aside(".moved")
+                    ))
+                } else if is_disk_full(&e) {
+                    BerthError::disk_full(
+                        format_args!("the home of workspace {name:?} ({})", path.display()),
+                        path.display(),
+                    )
+                } else {
+                    internal(e)
+                }
+            })
+        };
+        let homes = step(&data, MANAGED_HOMES, &self.data_dir().join(MANAGED_HOMES))?;
+        step(&homes, name, path)
     }
 
     /// berth's data dir, opened as the user configured it (a link there is their choice).

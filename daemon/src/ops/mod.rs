@@ -10,6 +10,7 @@ pub(crate) mod diagnose;
 pub(crate) mod gather;
 pub(crate) mod homes;
 pub(crate) mod hooks;
+pub(crate) mod links;
 pub(crate) mod live;
 pub(crate) mod roots;
 pub(crate) mod scratch;

@@ -188,12 +188,13 @@ impl Service {
 }
 
 /// A hook request as the operations take it.
-fn hook_call(r: &pb::HookRequest) -> crate::ops::hooks::HookCall<'_> {
+fn hook_call(r: &pb::HookRequest, peer: Peer) -> crate::ops::hooks::HookCall<'_> {
     crate::ops::hooks::HookCall {
         event: &r.event,
         client: &r.client,
         client_session_id: &r.client_session_id,
         transcript_path: &r.transcript_path,
+        peer,
     }
 }
 
@@ -365,16 +366,20 @@ impl pb::berth_server::Berth for Service {
 
     #[instrument(skip_all, name = "hook", fields(event))]
     async fn hook(&self, req: Request<pb::HookRequest>) -> Result<Response<pb::HookReply>, Status> {
+        let peer = peer_of(&req)?;
         let mut r = req.into_inner();
         tracing::Span::current().record("event", r.event.as_str());
         let caller = caller_of(r.caller.take())?;
         let in_memory = (r.event == "session-start" && self.device.pool().is_taking_work())
-            .then(|| self.device.session_start_in_memory(&caller, &hook_call(&r)))
+            .then(|| {
+                self.device
+                    .session_start_in_memory(&caller, &hook_call(&r, peer))
+            })
             .flatten();
         let done = match in_memory {
             Some(done) => done?,
             None => {
-                self.blocking(move |d| d.hook(&caller, &hook_call(&r)))
+                self.blocking(move |d| d.hook(&caller, &hook_call(&r, peer)))
                     .await?
             }
         };
@@ -481,8 +486,19 @@ impl pb::berth_server::Berth for Service {
         let answer = self
             .resolve_answer(caller, r.path, r.workspace, mode_of(r.mode))
             .await?;
+        // berth exec's command gets the home's path, so the folder must be there; an answer
+        // it refuses to run with leaves nothing behind.
+        let home = if r.open_home && answer.reason != berth_core::resolve::Reason::Active {
+            let name = answer.workspace.clone();
+            path_text(self.blocking(move |d| d.ready_home(&name)).await?)
+        } else {
+            String::new()
+        };
         Ok(Response::new(pb::ResolveReply {
-            resolution: Some(self.res(answer)),
+            resolution: Some(pb::Resolution {
+                home,
+                ..self.res(answer)
+            }),
         }))
     }
 
@@ -731,6 +747,7 @@ fn resolution_with(a: berth_core::resolve::Answer, workspaces: &[&str]) -> pb::R
         project_file: path(a.project_file),
         proposal: a.proposal.unwrap_or_default(),
         notes: a.notes,
+        home: String::new(),
     }
 }
 

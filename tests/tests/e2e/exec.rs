@@ -420,3 +420,159 @@ fn the_command_gets_default_signals_and_never_the_daemon_as_a_child() {
     let _ = child.wait();
     assert_ne!(ppid, child.id(), "berthd is the command's child");
 }
+
+// Runs sh.
+#[cfg(unix)]
+#[test]
+fn the_managed_home_exists_before_the_command_starts() {
+    let env = TestEnv::new();
+    // `workspace use` makes the workspace; its home is made on first use.
+    let project = env.git_root(env.dir("shop-repo"));
+    env.json_in(&project, ["workspace", "use", "shop"]);
+    let home = env.managed_home("shop");
+    assert!(!home.exists(), "no file tool has run yet");
+    let run = env
+        .run_in(
+            &project,
+            [
+                "exec",
+                "--",
+                "sh",
+                "-c",
+                r#"test -d "$BERTH_HOME" && test -d "$1" && printf '%s' "$1""#,
+                "x",
+                "{home}",
+            ],
+        )
+        .success();
+    assert_eq!(run.stdout(), home.display().to_string(), "{}", run.stderr());
+    assert!(
+        !home.symlink_metadata().unwrap().file_type().is_symlink(),
+        "a real folder"
+    );
+}
+
+// Unix modes.
+#[cfg(unix)]
+#[test]
+fn berth_exec_makes_the_home_as_the_file_tools_make_it() {
+    use berth_tests::bin;
+    use berth_tests::mcp::McpSession;
+    use std::os::unix::fs::PermissionsExt;
+
+    let env = TestEnv::new();
+    let notes = env.git_root(env.dir("notes-repo"));
+    env.json_in(&notes, ["workspace", "use", "notes"]);
+    let shop = env.git_root(env.dir("shop-repo"));
+    env.json_in(&shop, ["workspace", "use", "shop"]);
+    // The file tools make one home on their first write...
+    let mut cmd = env.command(bin("berth-mcp"));
+    cmd.current_dir(&notes);
+    let (mut shim, _) = McpSession::start(cmd);
+    let wrote = shim.call(r#"{"name":"write","arguments":{"path":"./a.md","content":"a"}}"#);
+    assert!(env.managed_home("notes").join("a.md").is_file(), "{wrote}");
+    shim.exit();
+    // ...and berth exec the other, before its command starts.
+    assert!(!env.managed_home("shop").exists());
+    let _ = env.run_in(&shop, ["exec", "--", "true"]).success();
+    let mode = |p: &Path| std::fs::symlink_metadata(p).unwrap().permissions().mode();
+    let (made, tools) = (env.managed_home("shop"), env.managed_home("notes"));
+    assert!(made.is_dir(), "berth exec made no home");
+    assert_eq!(format!("{:o}", mode(&made)), format!("{:o}", mode(&tools)));
+}
+
+#[test]
+fn a_missing_local_home_stays_an_error_with_the_fix() {
+    let env = TestEnv::new();
+    let home = env.dir("notes/shop");
+    env.json([
+        "workspace",
+        "create",
+        "shop",
+        "--home",
+        home.to_str().unwrap(),
+    ]);
+    let project = env.git_root(env.dir("shop-repo"));
+    env.json_in(&project, ["workspace", "use", "shop"]);
+    std::fs::remove_dir(&home).unwrap();
+    let marker = env.root().join("ran");
+    let mut cmd = env.berth_in(&project, ["exec", "--"]);
+    cmd.args(touch(&marker));
+    let _ = ran_nothing(env.run(cmd), 1, &marker).stderr_has(&[
+        home.to_str().unwrap(),
+        "does not exist",
+        "put the folder back",
+        "berth workspace delete shop",
+        "create it again with --home",
+    ]);
+    // A local home is the user's folder: berth never makes one.
+    assert!(!home.exists(), "berth made a local home");
+}
+
+/// Nothing at all is inside `dir`.
+#[cfg(unix)]
+fn empty(dir: &Path) -> bool {
+    std::fs::read_dir(dir).unwrap().next().is_none()
+}
+
+// Unix symlinks.
+#[cfg(unix)]
+#[test]
+fn a_link_or_a_file_in_a_managed_homes_place_is_refused_and_nothing_is_made_elsewhere() {
+    use std::os::unix::fs::symlink;
+
+    let env = TestEnv::new();
+    for name in ["dangling", "away", "file", "linked"] {
+        env.json(["workspace", "create", name]);
+    }
+    let elsewhere = env.dir("elsewhere");
+    let homes = env.data_dir().join("workspaces");
+    let marker = env.root().join("ran");
+    let refused = |name: &str, needles: &[&str]| {
+        let mut args = vec!["exec".to_string(), "-w".into(), name.into(), "--".into()];
+        args.extend(touch(&marker));
+        let _ = ran_nothing(env.run_berth(&args), 1, &marker).stderr_has(needles);
+        assert!(
+            empty(&elsewhere),
+            "{name}: berth made something outside its folders"
+        );
+    };
+    // `workspace create` made their homes; they are gone again.
+    std::fs::remove_dir_all(&homes).unwrap();
+    // The folder that holds the managed homes is itself a link elsewhere.
+    symlink(&elsewhere, &homes).unwrap();
+    refused("linked", &["symlink", homes.to_str().unwrap()]);
+    // The file tools refuse it the same way, and make nothing there either.
+    let (mut shim, _) =
+        berth_tests::mcp::McpSession::start(env.command(berth_tests::bin("berth-mcp")));
+    let wrote = shim.call(r#"{"name":"write","arguments":{"path":"linked/a.md","content":"a"}}"#);
+    assert!(wrote.contains("symlink"), "{wrote}");
+    assert!(
+        empty(&elsewhere),
+        "the write made something outside: {wrote}"
+    );
+    shim.exit();
+    std::fs::remove_file(&homes).unwrap();
+    std::fs::create_dir(&homes).unwrap();
+
+    // A home's own name is a link: to a folder that does not exist, or to one that does.
+    symlink(elsewhere.join("target"), homes.join("dangling")).unwrap();
+    refused("dangling", &["symlink", "dangling"]);
+    symlink(&elsewhere, homes.join("away")).unwrap();
+    refused("away", &["symlink", "away"]);
+    // A file in a home's place.
+    std::fs::write(homes.join("file"), "mine").unwrap();
+    refused("file", &["not a folder", "file"]);
+    // What was there stays as it was.
+    assert_eq!(std::fs::read_to_string(homes.join("file")).unwrap(), "mine");
+    for link in ["dangling", "away"] {
+        assert!(
+            homes
+                .join(link)
+                .symlink_metadata()
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+    }
+}
