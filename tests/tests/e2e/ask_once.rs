@@ -233,7 +233,7 @@ fn orphaned_hook(env: &TestEnv, payload: &[u8]) -> String {
     .arg(bin("berth-hook"))
     .arg(&fifo)
     .arg(&out);
-    env.run(sh).success();
+    let _ = env.run(sh).success();
     // The shell has exited: only now does the hook get its payload.
     let mut w = std::fs::OpenOptions::new()
         .write(true)
