@@ -233,7 +233,7 @@ fn orphaned_hook(env: &TestEnv, payload: &[u8]) -> String {
     .arg(bin("berth-hook"))
     .arg(&fifo)
     .arg(&out);
-    env.run(sh).success();
+    let _ = env.run(sh).success();
     // The shell has exited: only now does the hook get its payload.
     let mut w = std::fs::OpenOptions::new()
         .write(true)
@@ -247,4 +247,30 @@ fn orphaned_hook(env: &TestEnv, payload: &[u8]) -> String {
     })
     .unwrap_or_else(|s| panic!("the orphaned hook said {s:?}"));
     context_in(&said)
+}
+
+/// A session without a project: the hook of the server's own client names the server's exact
+/// scratch folder, as a client session id lets Claude Code's hook do.
+#[test]
+fn the_linked_hook_of_a_projectless_session_names_its_scratch_folder() {
+    let env = TestEnv::new();
+    let plain = env.dir("plain");
+    env.json(["workspace", "list"]);
+    let shim = server(&env, &plain);
+    registered(&env, &plain);
+    let listed = env.json(["sessions"]);
+    let id = listed["sessions"][0]["id"]
+        .as_str()
+        .expect("an id")
+        .to_string();
+    let context = context_of(&env, through_sh(&env), &codex_payload(&plain, None));
+    let folder = env.data_dir().join("scratch").join(&id);
+    assert!(
+        context.contains(&format!(
+            "its scratch folder {}, a temporary folder",
+            folder.display()
+        )),
+        "{context}"
+    );
+    shim.exit();
 }
