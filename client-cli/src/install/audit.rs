@@ -175,7 +175,7 @@ fn holds_part(spec: &FileSpec) -> Result<bool, String> {
     let text = files::read(spec)?.unwrap_or_default();
     let refuse = |why: String| format!("{}: {why}", spec.path.display());
     Ok(match &spec.edit {
-        Edit::Json(JsonEdit::Mcp { container, .. }) => json::parse(&text)
+        Edit::Json(JsonEdit::Mcp { container, .. }) => json::parse(&text, spec.reader)
             .map_err(refuse)?
             .get(*container)
             .and_then(|s| s.get(SERVER_NAME))
@@ -185,7 +185,7 @@ fn holds_part(spec: &FileSpec) -> Result<bool, String> {
             .get("mcp_servers")
             .and_then(|s| s.get(SERVER_NAME))
             .is_some(),
-        Edit::Json(_) => json::parse(&text)
+        Edit::Json(_) => json::parse(&text, spec.reader)
             .map_err(refuse)?
             .get("hooks")
             .is_some_and(runs_berth_hook),
