@@ -14,6 +14,8 @@
 //! - [`explain`]: the walk in words.
 //! - [`homeguard`]: the lexical local-home guard.
 //! - [`qualify`]: the qualified path forms.
+//! - [`guard`]: the native-tool guard's rule, whether a write lands in another workspace's
+//!   folders.
 //! - [`notice`]: the ask-once text.
 //! - [`instructions`]: the MCP server instructions.
 //! - [`scratch`]: what the scratch sweep removes at a given time.
@@ -27,6 +29,7 @@ pub mod ancestry;
 pub mod claim;
 pub mod explain;
 pub mod fsview;
+pub mod guard;
 pub mod homeguard;
 pub mod instructions;
 #[cfg(any(test, feature = "test-support"))]
