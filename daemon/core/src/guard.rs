@@ -104,11 +104,7 @@ pub fn first_objection<'t>(
 pub fn tilde(path: &Path, home: Option<&Path>) -> String {
     let text = match home.and_then(|h| path.strip_prefix(h).ok()) {
         Some(rest) if rest.as_os_str().is_empty() => "~".to_string(),
-        Some(rest) => format!(
-            "~{}{}",
-            std::path::MAIN_SEPARATOR,
-            crate::pathutil::slashed(rest)
-        ),
+        Some(rest) => format!("~/{}", crate::pathutil::slashed(rest)),
         None => path.display().to_string(),
     };
     escaped(&text).into_owned()

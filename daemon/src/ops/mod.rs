@@ -8,6 +8,7 @@ pub(crate) mod caller;
 pub(crate) mod device;
 pub(crate) mod diagnose;
 pub(crate) mod gather;
+pub(crate) mod guard;
 pub(crate) mod homes;
 pub(crate) mod hooks;
 pub(crate) mod links;

@@ -391,6 +391,41 @@ impl pb::berth_server::Berth for Service {
         }))
     }
 
+    #[instrument(skip_all, name = "guard", fields(tool))]
+    async fn guard(
+        &self,
+        req: Request<pb::GuardRequest>,
+    ) -> Result<Response<pb::GuardReply>, Status> {
+        let mut r = req.into_inner();
+        tracing::Span::current().record("tool", r.tool.as_str());
+        let caller = caller_of(r.caller.take())?;
+        // Each target is resolved on the disk, through its links: on the pool.
+        let done = self
+            .blocking(move |d| {
+                d.guard(
+                    &caller,
+                    &crate::ops::guard::GuardCall {
+                        client: &r.client,
+                        client_session_id: &r.client_session_id,
+                        tool: &r.tool,
+                        targets: &r.targets,
+                    },
+                )
+            })
+            .await?;
+        Ok(Response::new(pb::GuardReply {
+            decision: done
+                .decision
+                .map(|d| d.as_str().to_string())
+                .unwrap_or_default(),
+            reason: done.reason,
+            workspace: done.workspace,
+            target: done.target.map(path_text).unwrap_or_default(),
+            other_workspace: done.other_workspace,
+            other_folder: done.other_folder.map(path_text).unwrap_or_default(),
+        }))
+    }
+
     #[instrument(skip_all, name = "list_sessions")]
     async fn list_sessions(
         &self,
