@@ -208,7 +208,12 @@ fn follow(path: PathBuf, links: usize) -> Option<PathBuf> {
                 Some(parent) if to.is_relative() => parent.join(to),
                 _ => to,
             };
-            return follow(to.join(rest), links + 1);
+            let to = if rest.as_os_str().is_empty() {
+                to
+            } else {
+                to.join(rest)
+            };
+            return follow(to, links + 1);
         }
         let base = crate::canonical::canonicalize(existing).ok()?;
         return Some(appended(base, rest));
