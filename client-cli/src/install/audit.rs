@@ -337,7 +337,7 @@ pub fn server_var(
     }
 }
 
-/// Whether Codex's user approved berth's two hooks, as Codex records it.
+/// Whether Codex's user approved berth's hooks, as Codex records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HookTrust {
     /// No berth hook is registered with Codex.
