@@ -158,3 +158,7 @@ mod commented_configs;
 // Another user's `/tmp/berth-<uid>` made first: the daemon listens in a folder of its own.
 #[path = "e2e/lockout.rs"]
 mod lockout;
+// The native-tool guard: `berth-hook pre-tool` with each client's payloads, failing open, and
+// its registration (docs/reference.md, "The native-tool guard").
+#[path = "e2e/guard.rs"]
+mod guard;
