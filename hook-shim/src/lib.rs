@@ -5,4 +5,5 @@
 
 pub mod patch;
 pub mod payload;
+pub mod shell_patch;
 pub mod tool_call;

@@ -9,14 +9,27 @@
 //! - `NotebookEdit` (Claude Code): `notebook_path`;
 //! - `create`, `edit` (the Copilot CLI): `path`;
 //! - `write_file`, `replace` (Gemini CLI): `file_path`;
-//! - `apply_patch` (Codex): every file of the patch in `command` (see [`crate::patch`]).
+//! - `apply_patch` (Codex): every file of the patch in `command` (see [`crate::patch`]);
+//! - a shell call (`Bash`, as Codex names its `exec_command`) that runs `apply_patch`: every
+//!   file of each patch in it, relative ones against a leading `cd <dir> &&` (see
+//!   [`crate::shell_patch`]).
 //!
-//! Every other tool (reads, searches, shell commands) is not judged: reading across projects
-//! is normal, and a shell command cannot be read reliably.
+//! Every other tool (reads, searches, other shell commands) is not judged: reading across
+//! projects is normal, and a shell command cannot be read reliably.
 
 use serde_json::{Map, Value};
 
 use crate::patch;
+use crate::shell_patch::shell_patch;
+
+/// The names clients give a shell tool call.
+const SHELL_TOOLS: [&str; 5] = [
+    "Bash",
+    "exec_command",
+    "shell",
+    "local_shell",
+    "run_shell_command",
+];
 
 /// What a pre-tool call is, for the guard.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +64,7 @@ pub fn tool_call(obj: &Map<String, Value>) -> ToolCall {
         "NotebookEdit" => &["notebook_path", "file_path"],
         "create" | "edit" => &["path", "file_path"],
         "apply_patch" => &[],
+        t if SHELL_TOOLS.contains(&t) => return shell_call(obj, tool),
         _ => return ToolCall::NotJudged(tool),
     };
     let args = match arguments(obj) {
@@ -96,6 +110,45 @@ pub fn tool_call(obj: &Map<String, Value>) -> ToolCall {
             why: format!("no {} in its arguments", keys[0]),
         },
     }
+}
+
+/// A shell call: judged only when it runs `apply_patch`.
+fn shell_call(obj: &Map<String, Value>, tool: String) -> ToolCall {
+    let Ok(Value::Object(args)) = arguments(obj) else {
+        return ToolCall::NotJudged(tool);
+    };
+    let Some(command) = ["command", "cmd"]
+        .iter()
+        .find_map(|k| command_text(args.get(*k)?))
+    else {
+        return ToolCall::NotJudged(tool);
+    };
+    let Some(found) = shell_patch(command) else {
+        return ToolCall::NotJudged(tool);
+    };
+    let mut targets = Vec::new();
+    let mut why = None;
+    for text in &found.patches {
+        match patch::parse(text) {
+            Ok(ops) => targets.extend(patch::targets(&ops)),
+            Err(e) => why = Some(e.to_string()),
+        }
+    }
+    if targets.is_empty() {
+        return ToolCall::Unreadable {
+            tool,
+            why: why.unwrap_or_else(|| "its patch names no file".into()),
+        };
+    }
+    if let Some(dir) = &found.dir {
+        for t in &mut targets {
+            *t = std::path::Path::new(dir)
+                .join(&*t)
+                .to_string_lossy()
+                .into_owned();
+        }
+    }
+    ToolCall::Writes { tool, targets }
 }
 
 /// The tool's arguments: `tool_input` or `toolArgs`, parsed when it is JSON text.
@@ -197,6 +250,28 @@ mod tests {
         );
         let broken =
             json!({"tool_name": "apply_patch", "tool_input": {"command": "*** Add File: x"}});
+        assert!(matches!(call(broken), ToolCall::Unreadable { .. }));
+    }
+
+    #[test]
+    fn codexs_shell_call_that_runs_apply_patch_names_every_file_of_its_patches() {
+        let heredoc = "apply_patch <<'PATCH'\n*** Begin Patch\n*** Add File: own.txt\n+x\n*** Update File: /a/lib.rs\n*** Move to: /b/lib.rs\n@@\n apply_patch in a hunk\n*** End Patch\nPATCH\n";
+        let c = json!({"tool_name": "Bash", "tool_input": {"command": heredoc}});
+        assert_eq!(
+            call(c),
+            writes("Bash", &["own.txt", "/a/lib.rs", "/b/lib.rs"])
+        );
+        let cd = format!("cd /w/alpha && {heredoc}");
+        let c = json!({"tool_name": "Bash", "tool_input": {"command": cd}});
+        let own = std::path::Path::new("/w/alpha").join("own.txt");
+        assert_eq!(
+            call(c),
+            writes("Bash", &[own.to_str().unwrap(), "/a/lib.rs", "/b/lib.rs"])
+        );
+        let argv =
+            json!({"tool_name": "exec_command", "tool_input": {"cmd": ["bash", "-lc", heredoc]}});
+        assert!(matches!(call(argv), ToolCall::Writes { .. }));
+        let broken = json!({"tool_name": "Bash", "tool_input": {"command": "apply_patch <<E\n*** Begin Patch\n*** Add File:\nE"}});
         assert!(matches!(call(broken), ToolCall::Unreadable { .. }));
     }
 

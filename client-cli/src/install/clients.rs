@@ -63,8 +63,9 @@ const CLAUDE_CODE: Reader = Reader::plain("Claude Code");
 /// The tools Claude Code's pre-tool hook runs for: its own file-writing tools.
 const CLAUDE_CODE_WRITE_TOOLS: &str = "Write|Edit|MultiEdit|NotebookEdit";
 
-/// The tool Codex's pre-tool hook runs for: every file edit of Codex is an `apply_patch`.
-const CODEX_WRITE_TOOLS: &str = "apply_patch";
+/// The tools Codex's pre-tool hook runs for: every file edit of Codex is an `apply_patch`,
+/// which its models run from a shell call (`Bash` to the hook) as often as directly.
+const CODEX_WRITE_TOOLS: &str = "apply_patch|Bash";
 
 /// Why a client cannot be registered as asked.
 #[derive(Debug)]

@@ -1,5 +1,6 @@
 //! The native-tool guard's gathering step (docs/reference.md, "The native-tool guard"): the
-//! session's workspace is resolved as for session-start; its places, the other workspaces'
+//! session's workspace is resolved as for session-start, from the folder its session-start
+//! hook ran in when the daemon saw it (else the call's own folder); its places, the other workspaces'
 //! roots and homes and each target are made absolute and link-resolved here; the rule is
 //! `berth_core::guard`; the setting `guard.cross_workspace` decides what an objection becomes.
 
@@ -72,7 +73,18 @@ const MAX_LINKS: usize = 40;
 impl Device {
     /// Judges one pre-tool call (see the module docs).
     pub fn guard(&self, caller: &Caller, call: &GuardCall<'_>) -> Result<GuardOutcome, BerthError> {
-        let answer = self.resolve(caller, "", None, Mode::Agent)?;
+        // The session works where it started; the call's own folder only places its targets.
+        let session_caller = match self
+            .started_in()
+            .folder(call.client, call.client_session_id)
+        {
+            Some(cwd) => Caller {
+                cwd,
+                ..caller.clone()
+            },
+            None => caller.clone(),
+        };
+        let answer = self.resolve(&session_caller, "", None, Mode::Agent)?;
         let workspace = answer.workspace.clone();
         let setting = self
             .store()

@@ -49,9 +49,12 @@ impl Device {
     pub fn hook(&self, caller: &Caller, call: &HookCall<'_>) -> Result<HookOutcome, BerthError> {
         let answer = self.resolve(caller, "", None, Mode::Agent)?;
         match call.event {
-            "session-start" => self
-                .session_start(answer, call, true)?
-                .ok_or_else(|| BerthError::internal("a session-start line was not written")),
+            "session-start" => {
+                self.started_in()
+                    .record(call.client, call.client_session_id, &caller.cwd);
+                self.session_start(answer, call, true)?
+                    .ok_or_else(|| BerthError::internal("a session-start line was not written"))
+            }
             "stop" => {
                 self.store().record_conversation(&Conversation {
                     client_session_id: call.client_session_id,
@@ -96,7 +99,12 @@ impl Device {
             Ok(answer) => answer,
             Err(e) => return Some(Err(e)),
         };
-        self.session_start(answer, call, false).transpose()
+        let outcome = self.session_start(answer, call, false).transpose();
+        if matches!(outcome, Some(Ok(_))) {
+            self.started_in()
+                .record(call.client, call.client_session_id, &caller.cwd);
+        }
+        outcome
     }
 
     /// The session-start line for `answer`; `None` when it would read the store and

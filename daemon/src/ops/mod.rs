@@ -17,6 +17,7 @@ pub(crate) mod roots;
 pub(crate) mod scratch;
 pub(crate) mod sessions;
 pub(crate) mod settings;
+pub(crate) mod started_in;
 pub(crate) mod tools;
 pub(crate) mod use_workspace;
 pub(crate) mod workspaces;

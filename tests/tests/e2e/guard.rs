@@ -675,7 +675,7 @@ fn codex_registers_its_pre_tool_hook_for_apply_patch() {
     )
     .unwrap();
     let group = &v["hooks"]["PreToolUse"][0];
-    assert_eq!(group["matcher"], "apply_patch");
+    assert_eq!(group["matcher"], "apply_patch|Bash");
     assert!(
         group["hooks"][0]["command"]
             .as_str()
