@@ -712,3 +712,89 @@ fn vscode_shares_claude_codes_pre_tool_hook() {
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert!(v["hooks"]["PreToolUse"].is_array(), "{v}");
 }
+
+/// Codex 0.171's `PreToolUse` payload for a shell call: its models run `apply_patch` from
+/// `exec_command`, and the hook sees `Bash` with the command; `cwd` is the call's `workdir`.
+fn codex_shell(cwd: &Path, command: &str) -> Vec<u8> {
+    json!({
+        "session_id": "019a7c3e-2f41-7d12-9b6e-4c2a8f1d0e37",
+        "transcript_path": null,
+        "cwd": cwd,
+        "hook_event_name": "PreToolUse",
+        "model": "gpt-5.5-codex",
+        "permission_mode": "bypassPermissions",
+        "turn_id": "019a7c3e-2f41-7d12-9b6e-4c2a8f1d0e38",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+        "tool_use_id": "call_1",
+    })
+    .to_string()
+    .into_bytes()
+}
+
+/// Codex's session-start payload for the same session.
+fn codex_session_start(env: &TestEnv, cwd: &Path) {
+    let payload = json!({
+        "session_id": "019a7c3e-2f41-7d12-9b6e-4c2a8f1d0e37",
+        "transcript_path": null,
+        "cwd": cwd,
+        "hook_event_name": "SessionStart",
+        "model": "gpt-5.5-codex",
+        "source": "startup",
+    })
+    .to_string();
+    let mut cmd = env.command(bin("berth-hook"));
+    cmd.args(["session-start", "--client", "codex"]);
+    let _ = env.run_with_stdin(cmd, payload.as_bytes()).success();
+}
+
+#[test]
+fn a_codex_shell_call_that_runs_apply_patch_into_another_workspace_is_denied() {
+    let w = world();
+    let heredoc = |path: &str| {
+        format!(
+            "apply_patch <<'PATCH'\n*** Begin Patch\n*** Add File: {path}\n+x\n*** End Patch\nPATCH\n"
+        )
+    };
+    let theirs = w.alpha.join("stolen.txt");
+    let run = pre_tool(
+        &w.env,
+        &["--client", "codex"],
+        &codex_shell(&w.shop, &heredoc(&theirs.display().to_string())),
+    );
+    names_alpha(&codex_denial(&run), &w);
+    // After `cd <alpha> &&`, a relative path is alpha's.
+    let cd = format!("cd {} && {}", w.alpha.display(), heredoc("stolen.txt"));
+    let run = pre_tool(&w.env, &["--client", "codex"], &codex_shell(&w.shop, &cd));
+    names_alpha(&codex_denial(&run), &w);
+    // Its own project, and a shell command that runs no patch: nothing said.
+    let run = pre_tool(
+        &w.env,
+        &["--client", "codex"],
+        &codex_shell(&w.shop, &heredoc("src/own.rs")),
+    );
+    silent(&run, "a patch of its own project");
+    let run = pre_tool(
+        &w.env,
+        &["--client", "codex"],
+        &codex_shell(&w.shop, &format!("rm -rf {}", w.alpha.display())),
+    );
+    silent(&run, "a shell command is not judged");
+}
+
+#[test]
+fn a_call_whose_folder_is_another_workspaces_is_judged_by_where_the_session_started() {
+    let w = world();
+    codex_session_start(&w.env, &w.shop);
+    // Codex hands the hook the shell call's `workdir` as its `cwd`: the session still works
+    // in shop, so a relative patch there writes into alpha.
+    let patch = "apply_patch <<'PATCH'\n*** Begin Patch\n*** Add File: stolen.txt\n+x\n*** End Patch\nPATCH\n";
+    let run = pre_tool(
+        &w.env,
+        &["--client", "codex"],
+        &codex_shell(&w.alpha, patch),
+    );
+    let reason = codex_denial(&run);
+    names_alpha(&reason, &w);
+    assert!(reason.contains("works in workspace shop"), "{reason}");
+}
