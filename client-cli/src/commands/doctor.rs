@@ -611,7 +611,11 @@ fn client_checks(checks: &mut Vec<Check>, data_dir: Option<&Path>) {
                 "codex hooks",
                 format!(
                     "berth's {} hook{} {} waiting for approval: Codex runs no hook its user has not approved",
-                    events.join(" and "),
+                    match events.split_last() {
+                        Some((last, rest)) if !rest.is_empty() =>
+                            format!("{} and {last}", rest.join(", ")),
+                        _ => events.join(""),
+                    },
                     if events.len() == 1 { "" } else { "s" },
                     if events.len() == 1 { "is" } else { "are" },
                 ),

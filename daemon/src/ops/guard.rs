@@ -7,7 +7,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use berth_core::guard::{Claim, ClaimKind, Session, first_objection, reason};
-use berth_core::pathutil::normalize;
+use berth_core::pathutil::{is_within, normalize};
 use berth_core::qualify::{Own, own_folder};
 use berth_core::resolve::Mode;
 use berth_proto::settings::Setting;
@@ -109,46 +109,52 @@ impl Device {
             .collect();
         let reg = self.registry();
         let ctx = self.guard_ctx();
-        let canonical =
-            |p: &Path| crate::ops::caller::canonical_gone(p).unwrap_or_else(|| p.to_path_buf());
+        // Roots are stored canonical, and so are local homes; a managed home is canonical
+        // once the data folder is.
+        let data_dir = crate::ops::caller::canonical_gone(self.data_dir())
+            .unwrap_or_else(|| self.data_dir().to_path_buf());
         let mut session = Session {
             workspace: workspace.clone(),
             places: Vec::new(),
         };
         let mut others = Vec::new();
-        for root in &reg.roots {
-            if root.workspace == workspace {
-                session.places.push(canonical(&root.path));
-            } else {
-                others.push(Claim {
-                    workspace: root.workspace.clone(),
-                    folder: canonical(&root.path),
-                    kind: ClaimKind::Root,
-                });
+        // Only the roots holding a target can decide: found through the registry's index,
+        // so the cost follows the targets' depth, not the number of roots.
+        for target in &targets {
+            for root in reg.roots_containing(target) {
+                if root.workspace == workspace {
+                    session.places.push(root.path.clone());
+                } else {
+                    others.push(Claim {
+                        workspace: root.workspace.clone(),
+                        folder: root.path.clone(),
+                        kind: ClaimKind::Root,
+                    });
+                }
             }
         }
         for entry in reg.workspaces.values() {
             // A home the guard refuses is no folder berth hands out; nothing to protect there.
-            let Ok(home) = home_of(entry, self.data_dir(), &ctx) else {
+            let Ok(home) = home_of(entry, &data_dir, &ctx) else {
                 continue;
             };
             if entry.name == workspace {
-                session.places.push(canonical(&home));
-            } else {
+                session.places.push(home);
+            } else if targets.iter().any(|t| is_within(t, &home)) {
                 others.push(Claim {
                     workspace: entry.name.clone(),
-                    folder: canonical(&home),
+                    folder: home,
                     kind: ClaimKind::Home,
                 });
             }
         }
         if let Some(project) = &answer.project {
-            session.places.push(canonical(project));
+            session.places.push(project.clone());
         }
         if own_folder(&answer, reg.workspaces.len()) == Own::Scratch
             && let Some(id) = self.live_session_of_client(call.client_session_id)
         {
-            session.places.push(canonical(&self.scratch_dir(&id)));
+            session.places.push(data_dir.join("scratch").join(id));
         }
         let Some((target, claim)) = first_objection(&session, &others, &targets) else {
             tracing::debug!(

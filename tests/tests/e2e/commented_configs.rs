@@ -144,8 +144,9 @@ fn vscodes_commented_mcp_json_keeps_every_byte_and_comes_back_exactly() {
     );
     assert!(installed.contains("\"${workspaceFolder}\"]"), "{installed}");
     let added = added_lines(CLAUDE_SETTINGS, &text(&settings));
+    // session-start, stop and pre-tool.
     assert!(
-        added.iter().filter(|l| l.contains("berth-hook")).count() == 2,
+        added.iter().filter(|l| l.contains("berth-hook")).count() == 3,
         "{added:?}"
     );
     assert_eq!(

@@ -263,7 +263,7 @@ fn codex_env_vars_and_hook_approval_are_checked() {
         c["detail"]
             .as_str()
             .unwrap()
-            .contains("SessionStart and Stop hooks are waiting for approval"),
+            .contains("SessionStart, Stop and PreToolUse hooks are waiting for approval"),
         "{c}"
     );
     assert_eq!(
@@ -274,7 +274,7 @@ fn codex_env_vars_and_hook_approval_are_checked() {
 
     // Codex's record of an approval, as `/hooks` writes it.
     let mut text = std::fs::read_to_string(&config).unwrap();
-    for event in ["session_start", "stop"] {
+    for event in ["session_start", "stop", "pre_tool_use"] {
         text.push_str(&format!(
             "\n[hooks.state.\"{}:{event}:0:0\"]\ntrusted_hash = \"sha256:00\"\n",
             // A TOML basic string: on Windows the path's `\` escaped.
