@@ -140,6 +140,7 @@ pub fn check(bytes: &[u8]) {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return;
     };
+    crate::shell_patch::check(text);
     match parse(text) {
         Err(e) => assert!(!e.to_string().is_empty()),
         Ok(ops) => {

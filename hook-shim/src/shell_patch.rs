@@ -93,6 +93,16 @@ fn leading_cd(command: &str) -> Option<String> {
     Some(dir.to_string())
 }
 
+/// The fuzz target's invariants (with the patch reader's): never panics; every patch found
+/// starts with its envelope; a `cd` folder is never empty.
+pub fn check(command: &str) {
+    if let Some(found) = shell_patch(command) {
+        assert!(!found.patches.is_empty());
+        assert!(found.patches.iter().all(|p| p.starts_with(BEGIN)));
+        assert!(found.dir.as_deref().is_none_or(|d| !d.is_empty()));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
