@@ -54,4 +54,14 @@ print(f"median sh -c 'exec true' (baseline): {base:.3f} ms")
 print(f"ratio, own project: {own / git:.2f}x as measured, {(own - base) / (git - base):.2f}x without the baseline")
 print(f"ratio, another workspace: {cross / git:.2f}x as measured, {(cross - base) / (git - base):.2f}x without the baseline")
 PY
+# Interleaved round-robin (no shell; stdin the payload file for all), so drifting load hits
+# every command alike: one race per payload.
+load=${BIN:-$root/target/release}/berth-load
+if [ -x "$load" ]; then
+  for p in "$own" "$cross"; do
+    echo "interleaved (berth-load race, ${runs} rounds, stdin $(basename "$p"); ratios over git):"
+    "$load" race --runs "$runs" --stdin "$p" \
+      "git rev-parse --show-toplevel" "$bin/berth-hook pre-tool" "/usr/bin/true"
+  done
+fi
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
