@@ -12,6 +12,8 @@
 //! - `process`: start-up, the instance locks, logging and shutdown.
 //! - `canonical` (shared): the one way a path is canonicalised.
 //! - `pids` (shared, like `error`): whether a process id is still a running berth program.
+//! - `procs` (shared): the system's process table, for the client process a caller was
+//!   started by.
 //!
 //! Every module is private to the crate. What is public below is what `main.rs`, the
 //! benches and the integration tests use.
@@ -24,6 +26,7 @@ mod ops;
 mod pids;
 mod pool;
 mod process;
+mod procs;
 mod rpc;
 mod store;
 

@@ -9,7 +9,7 @@ use berth_hook::payload;
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let mut forced = vec![None];
     forced.extend(
-        ["claude-code", "codex", "copilot-cli", "vscode", "cursor"]
+        ["claude-code", "codex", "copilot-cli", "vscode", "cursor", "gemini-cli"]
             .into_iter()
             .map(payload::Client::from_name),
     );

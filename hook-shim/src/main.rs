@@ -10,6 +10,8 @@
 //!   refusal to resolve it (a `BERTH_WORKSPACE` naming no workspace).
 //! - `berth-hook stop [--client NAME]`: records the conversation and runs
 //!   `hooks.stop_command`, printing nothing.
+//! - `berth-hook pre-tool [--client NAME]`: before a client's own write tool runs, objects
+//!   to a file in another workspace's folders (see [`pre_tool`]); prints nothing otherwise.
 //!
 //! The session's directory is `BERTH_CWD` when set (bridges), else the
 //! payload's `cwd`. Cursor sends no `cwd`, and its `workspace_roots` are not
@@ -19,6 +21,7 @@
 mod input;
 mod logging;
 mod output;
+mod pre_tool;
 mod stop;
 
 use std::ffi::OsString;
@@ -50,12 +53,15 @@ enum Event {
     SessionStart(EventArgs),
     /// A turn stops: record the conversation and run `hooks.stop_command`.
     Stop(EventArgs),
+    /// A client's own tool is about to write: object to a file in another workspace's
+    /// folders, in the client's format (`guard.cross_workspace`).
+    PreTool(EventArgs),
 }
 
 #[derive(Debug, clap::Args)]
 struct EventArgs {
-    /// The calling client: claude-code, codex, copilot-cli, vscode or
-    /// cursor. Without it, the payload's shape decides.
+    /// The calling client: claude-code, codex, copilot-cli, vscode, cursor
+    /// or gemini-cli. Without it, the payload's shape decides.
     #[arg(long, value_name = "NAME")]
     client: Option<String>,
 }
@@ -119,6 +125,7 @@ fn run(args: &Args, env: &EnvCtx) -> String {
     let (event, ea) = match &args.event {
         Event::SessionStart(a) => ("session-start", a),
         Event::Stop(a) => ("stop", a),
+        Event::PreTool(a) => ("pre-tool", a),
     };
     let forced = ea.client.as_deref().and_then(|name| {
         let c = Client::from_name(name);
@@ -130,6 +137,9 @@ fn run(args: &Args, env: &EnvCtx) -> String {
         }
         c
     });
+    if event == "pre-tool" {
+        return pre_tool::run(forced, env);
+    }
     let bytes = match input::read_stdin(input::MAX_PAYLOAD, input::READ_TIMEOUT) {
         Input::Payload(b) => b,
         Input::TooLarge => {
@@ -310,16 +320,20 @@ fn call(env: &EnvCtx, request: pb::HookRequest) -> Result<pb::HookReply, CallErr
     // hook up: leave it behind.
     runtime.shutdown_background();
     match answer {
-        // Every error the daemon makes carries a berth code; one without is
-        // the transport's.
-        Ok(reply) => reply.map_err(|e: ClientError| match (&e, e.code()) {
-            (ClientError::NotOurs(_), _) => CallError::NotOurs(e.to_string()),
-            (_, Some(code)) => CallError::Answered(code, e.to_string()),
-            (_, None) => CallError::NoAnswer(e.to_string()),
-        }),
+        Ok(reply) => reply.map_err(classify),
         Err(_) => Err(CallError::NoAnswer(format!(
             "no answer within {RPC_BUDGET:?}"
         ))),
+    }
+}
+
+/// Why a call failed. Every error the daemon makes carries a berth code; one without is the
+/// transport's.
+fn classify(e: ClientError) -> CallError {
+    match (&e, e.code()) {
+        (ClientError::NotOurs(_), _) => CallError::NotOurs(e.to_string()),
+        (_, Some(code)) => CallError::Answered(code, e.to_string()),
+        (_, None) => CallError::NoAnswer(e.to_string()),
     }
 }
 

@@ -1,5 +1,6 @@
-//! What a session-start hook prints, in each client's format (see
-//! docs/decisions/0007-hook-output-per-client.md). Pure.
+//! What a session-start or pre-tool hook prints, in each client's format (see
+//! docs/decisions/0007-hook-output-per-client.md and
+//! docs/decisions/0048-the-native-tool-guard.md). Pure.
 
 use serde_json::json;
 
@@ -27,6 +28,91 @@ pub fn session_start(client: Client, context: &str) -> String {
         Client::CopilotCli => json!({ "additionalContext": context }),
         // Cursor reads a top-level snake_case field.
         Client::Cursor => json!({ "additional_context": context }),
+        Client::GeminiCli => json!({
+            "hookSpecificOutput": {
+                "hookEventName": "SessionStart",
+                "additionalContext": context,
+            }
+        }),
+    };
+    let mut out = doc.to_string();
+    out.push('\n');
+    out
+}
+
+/// What the guard asks of the client for one tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Put it to the person; only Claude Code (and VS Code, which runs its hooks) can, and
+    /// only in a mode that asks. Everywhere else it is [`Verdict::Deny`].
+    Ask,
+    /// Refuse the call, telling the model why.
+    Deny,
+    /// Let it run, telling the model.
+    Warn,
+}
+
+/// The stdout of a pre-tool hook that objects to a call, in `client`'s format; `reason` is
+/// the guard's sentence. `asks` says whether the client can put a question to the person now
+/// (Claude Code outside its no-question modes). Empty for Cursor, which has no pre-tool hook.
+pub fn pre_tool(client: Client, verdict: Verdict, reason: &str, asks: bool) -> String {
+    let reason = berth_proto::text::escaped(reason);
+    let reason = reason.as_ref();
+    let verdict = match verdict {
+        Verdict::Ask if !(asks && matches!(client, Client::ClaudeCode | Client::VsCode)) => {
+            Verdict::Deny
+        }
+        v => v,
+    };
+    let decision = match verdict {
+        Verdict::Ask => "ask",
+        Verdict::Deny | Verdict::Warn => "deny",
+    };
+    let doc = match (client, verdict) {
+        (Client::Cursor, _) => return String::new(),
+        // The TUI shows no hook's reason with its permission prompt: `systemMessage` is shown
+        // to the person.
+        (Client::ClaudeCode | Client::VsCode, Verdict::Ask | Verdict::Deny) => json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": decision,
+                "permissionDecisionReason": reason,
+            },
+            "systemMessage": reason,
+        }),
+        // Codex takes only `deny` (`ask` and `allow` count as a failed hook, and the patch
+        // is applied).
+        (Client::Codex, Verdict::Ask | Verdict::Deny) => json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason,
+            }
+        }),
+        // The Copilot CLI takes only the flat form: wrapped, it is ignored and the file
+        // written.
+        (Client::CopilotCli, Verdict::Ask | Verdict::Deny) => json!({
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }),
+        (Client::GeminiCli, Verdict::Ask | Verdict::Deny) => json!({
+            "decision": "deny",
+            "reason": reason,
+            "systemMessage": reason,
+        }),
+        (Client::CopilotCli, Verdict::Warn) => json!({ "additionalContext": reason }),
+        (Client::ClaudeCode | Client::VsCode | Client::Codex, Verdict::Warn) => json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "additionalContext": reason,
+            }
+        }),
+        (Client::GeminiCli, Verdict::Warn) => json!({
+            "hookSpecificOutput": {
+                "hookEventName": "BeforeTool",
+                "additionalContext": reason,
+            }
+        }),
     };
     let mut out = doc.to_string();
     out.push('\n');
@@ -83,6 +169,91 @@ mod tests {
             v["hookSpecificOutput"]["additionalContext"],
             "project /p/x\\u{1b}[31m\\u{7}\nberth note: n"
         );
+    }
+
+    const WHY: &str = "berth: this session works in workspace shop; ~/src/alpha/a.rs belongs to workspace alpha (root ~/src/alpha).";
+
+    fn pre(client: Client, verdict: Verdict, asks: bool) -> Value {
+        let out = pre_tool(client, verdict, WHY, asks);
+        assert!(out.ends_with('\n'), "{out:?}");
+        serde_json::from_str(&out).unwrap()
+    }
+
+    #[test]
+    fn claude_code_is_asked_with_the_reason_shown_to_the_person() {
+        let expect = json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "ask",
+                "permissionDecisionReason": WHY,
+            },
+            "systemMessage": WHY,
+        });
+        assert_eq!(pre(Client::ClaudeCode, Verdict::Ask, true), expect);
+        assert_eq!(pre(Client::VsCode, Verdict::Ask, true), expect);
+        // Where it cannot ask, the question is a denial.
+        let denied = pre(Client::ClaudeCode, Verdict::Ask, false);
+        assert_eq!(denied["hookSpecificOutput"]["permissionDecision"], "deny");
+        assert_eq!(denied["systemMessage"], WHY);
+        assert_eq!(
+            pre(Client::ClaudeCode, Verdict::Deny, true)["hookSpecificOutput"]["permissionDecision"],
+            "deny"
+        );
+    }
+
+    #[test]
+    fn codex_is_never_asked_only_denied() {
+        let expect = json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": WHY,
+        }});
+        for v in [Verdict::Ask, Verdict::Deny] {
+            assert_eq!(pre(Client::Codex, v, true), expect);
+        }
+    }
+
+    #[test]
+    fn the_copilot_clis_denial_is_the_flat_form() {
+        let expect = json!({"permissionDecision": "deny", "permissionDecisionReason": WHY});
+        for v in [Verdict::Ask, Verdict::Deny] {
+            let got = pre(Client::CopilotCli, v, true);
+            assert_eq!(got, expect);
+            assert!(got.get("hookSpecificOutput").is_none());
+        }
+    }
+
+    #[test]
+    fn gemini_cli_is_denied_with_its_decision_field() {
+        assert_eq!(
+            pre(Client::GeminiCli, Verdict::Ask, true),
+            json!({"decision": "deny", "reason": WHY, "systemMessage": WHY})
+        );
+    }
+
+    #[test]
+    fn a_warning_allows_and_tells_the_model() {
+        for c in [Client::ClaudeCode, Client::VsCode, Client::Codex] {
+            let got = pre(c, Verdict::Warn, true);
+            assert_eq!(
+                got,
+                json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": WHY}}),
+                "{c:?}"
+            );
+        }
+        assert_eq!(
+            pre(Client::CopilotCli, Verdict::Warn, true),
+            json!({"additionalContext": WHY})
+        );
+        assert_eq!(
+            pre(Client::GeminiCli, Verdict::Warn, true)["hookSpecificOutput"]["additionalContext"],
+            WHY
+        );
+    }
+
+    #[test]
+    fn cursor_has_no_pre_tool_hook_and_gets_nothing() {
+        assert_eq!(pre_tool(Client::Cursor, Verdict::Deny, WHY, true), "");
     }
 
     #[test]

@@ -15,14 +15,16 @@
 //!
 //! **Which client** (when `--client` is not given), first rule that matches:
 //! 1. `workspace_roots`, `cursor_version` or `conversation_id` → Cursor;
-//! 2. camelCase `sessionId` or `hookEventName` → VS Code when `hookEventName`
+//! 2. a `hook_event_name` only Gemini CLI uses (`BeforeTool`, `AfterTool`, `BeforeAgent`,
+//!    `AfterAgent`, `BeforeModel`, `AfterModel`, `BeforeToolSelection`) → Gemini CLI;
+//! 3. camelCase `sessionId` or `hookEventName` → VS Code when `hookEventName`
 //!    is present or `timestamp` is a string (VS Code sends ISO 8601), else the
 //!    Copilot CLI (a camelCase event name such as `sessionStart`: numeric
 //!    millisecond `timestamp`, no event name field);
-//! 3. `turn_id` → Codex (its Stop payload);
-//! 4. `timestamp` in a snake_case payload → the Copilot CLI registered with a
+//! 4. `turn_id` → Codex (its Stop payload);
+//! 5. `timestamp` in a snake_case payload → the Copilot CLI registered with a
 //!    PascalCase event name (`SessionStart`), which sends snake_case fields;
-//! 5. anything else → Claude Code. Codex's SessionStart payload has the same
+//! 6. anything else → Claude Code. Codex's SessionStart payload has the same
 //!    shape as Claude Code's; both take the same output, and `berth install
 //!    codex` registers the hook with `--client codex` so the record is right.
 
@@ -43,6 +45,8 @@ pub enum Client {
     /// Cursor (`workspace_roots`, no `cwd`: its hooks name no session
     /// directory, so only `BERTH_CWD` gives them one).
     Cursor,
+    /// Gemini CLI (snake_case payloads with a `timestamp`, its own event names).
+    GeminiCli,
 }
 
 impl Client {
@@ -54,6 +58,7 @@ impl Client {
             Client::CopilotCli => "copilot-cli",
             Client::VsCode => "vscode",
             Client::Cursor => "cursor",
+            Client::GeminiCli => "gemini-cli",
         }
     }
 
@@ -65,6 +70,7 @@ impl Client {
             "copilot-cli" | "copilot" => Client::CopilotCli,
             "vscode" | "vs-code" => Client::VsCode,
             "cursor" => Client::Cursor,
+            "gemini-cli" | "gemini" => Client::GeminiCli,
             _ => return None,
         })
     }
@@ -117,6 +123,14 @@ impl std::fmt::Display for PayloadError {
 
 /// Reads a payload; `client` (from `--client`) overrides detection.
 pub fn parse(bytes: &[u8], client: Option<Client>) -> Result<Payload, PayloadError> {
+    parse_object(bytes, client).map(|(p, _)| p)
+}
+
+/// [`parse`], also giving back the payload's object (the pre-tool hook reads its tool call).
+pub fn parse_object(
+    bytes: &[u8],
+    client: Option<Client>,
+) -> Result<(Payload, Map<String, Value>), PayloadError> {
     let text = std::str::from_utf8(bytes).map_err(|_| PayloadError::NotUtf8)?;
     if text.trim().is_empty() {
         return Err(PayloadError::Empty);
@@ -127,15 +141,20 @@ pub fn parse(bytes: &[u8], client: Option<Client>) -> Result<Payload, PayloadErr
         Value::Object(o) => o,
         other => return Err(PayloadError::NotObject(kind(&other))),
     };
-    Ok(Payload {
-        client: client.unwrap_or_else(|| detect(&obj)),
-        session_id: string(&obj, &["session_id", "sessionId", "conversation_id"]).to_string(),
-        cwd: cwd(&obj),
-        relative_cwd: Some(string(&obj, &["cwd"]))
+    let payload = payload_of(&obj, client);
+    Ok((payload, obj))
+}
+
+fn payload_of(obj: &Map<String, Value>, client: Option<Client>) -> Payload {
+    Payload {
+        client: client.unwrap_or_else(|| detect(obj)),
+        session_id: string(obj, &["session_id", "sessionId", "conversation_id"]).to_string(),
+        cwd: cwd(obj),
+        relative_cwd: Some(string(obj, &["cwd"]))
             .filter(|c| !c.is_empty() && !std::path::Path::new(c).is_absolute())
             .map(str::to_string),
-        transcript_path: string(&obj, &["transcript_path", "transcriptPath"]).to_string(),
-    })
+        transcript_path: string(obj, &["transcript_path", "transcriptPath"]).to_string(),
+    }
 }
 
 /// The client whose payload has this shape (rules in the module docs).
@@ -143,6 +162,13 @@ pub fn detect(obj: &Map<String, Value>) -> Client {
     let has = |k: &str| obj.contains_key(k);
     if has("workspace_roots") || has("cursor_version") || has("conversation_id") {
         return Client::Cursor;
+    }
+    let gemini_event = obj
+        .get("hook_event_name")
+        .and_then(Value::as_str)
+        .is_some_and(|e| GEMINI_EVENTS.contains(&e));
+    if gemini_event {
+        return Client::GeminiCli;
     }
     if has("sessionId") || has("hookEventName") {
         let iso_time = obj.get("timestamp").is_some_and(Value::is_string);
@@ -160,6 +186,17 @@ pub fn detect(obj: &Map<String, Value>) -> Client {
     }
     Client::ClaudeCode
 }
+
+/// The hook events only Gemini CLI sends.
+const GEMINI_EVENTS: [&str; 7] = [
+    "BeforeTool",
+    "AfterTool",
+    "BeforeAgent",
+    "AfterAgent",
+    "BeforeModel",
+    "AfterModel",
+    "BeforeToolSelection",
+];
 
 /// The first of `keys` holding a string; "" when none does.
 fn string<'a>(obj: &'a Map<String, Value>, keys: &[&str]) -> &'a str {
@@ -327,6 +364,23 @@ mod tests {
     }
 
     #[test]
+    fn gemini_cli_is_told_by_its_own_event_names() {
+        let p = parse(
+            br#"{"session_id": "s", "cwd": "/p", "hook_event_name": "BeforeTool", "timestamp": "2026-12-03T10:00:00Z", "tool_name": "write_file"}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!(p.client, Client::GeminiCli);
+        // Claude Code's PreToolUse is not Gemini's.
+        let p = parse(
+            br#"{"session_id": "s", "cwd": "/p", "hook_event_name": "PreToolUse"}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!(p.client, Client::ClaudeCode);
+    }
+
+    #[test]
     fn the_client_flag_overrides_the_shape() {
         let p = parse(br#"{"session_id":"s","cwd":"/p"}"#, Some(Client::Codex)).unwrap();
         assert_eq!(p.client, Client::Codex);
@@ -340,6 +394,7 @@ mod tests {
             Client::CopilotCli,
             Client::VsCode,
             Client::Cursor,
+            Client::GeminiCli,
         ] {
             assert_eq!(Client::from_name(c.name()), Some(c));
         }

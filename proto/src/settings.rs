@@ -18,6 +18,9 @@ pub enum Setting {
     CacheMaxEntries,
     /// `cache.max_watches`: how many watches the lookup cache keeps.
     CacheMaxWatches,
+    /// `guard.cross_workspace`: what the pre-tool hook does with a write into another
+    /// workspace's folders.
+    GuardCrossWorkspace,
 }
 
 /// What a setting's value is.
@@ -27,6 +30,13 @@ pub enum Kind {
     Workspace,
     /// A shell command, not empty.
     Command,
+    /// One of a few words.
+    Choice {
+        /// The value while it is unset.
+        default: &'static str,
+        /// Every word it accepts.
+        choices: &'static [&'static str],
+    },
     /// A whole number from `min` to `max` (no bound above when `None`).
     Number {
         /// The value while it is unset.
@@ -40,13 +50,14 @@ pub enum Kind {
 
 impl Setting {
     /// Every setting, in the order `setting list` shows them.
-    pub const ALL: [Setting; 6] = [
+    pub const ALL: [Setting; 7] = [
         Setting::WorkspaceUnassigned,
         Setting::ScratchKeepHours,
         Setting::HooksStopCommand,
         Setting::HooksStopTimeoutSecs,
         Setting::CacheMaxEntries,
         Setting::CacheMaxWatches,
+        Setting::GuardCrossWorkspace,
     ];
 
     /// Its key, as stored and typed.
@@ -58,6 +69,7 @@ impl Setting {
             Setting::HooksStopTimeoutSecs => "hooks.stop_timeout_secs",
             Setting::CacheMaxEntries => "cache.max_entries",
             Setting::CacheMaxWatches => "cache.max_watches",
+            Setting::GuardCrossWorkspace => "guard.cross_workspace",
         }
     }
 
@@ -102,6 +114,10 @@ impl Setting {
                 min: 0,
                 max: None,
             },
+            Setting::GuardCrossWorkspace => Kind::Choice {
+                default: "ask",
+                choices: &["ask", "deny", "warn", "off"],
+            },
         }
     }
 
@@ -109,6 +125,7 @@ impl Setting {
     pub fn default_text(self) -> Option<String> {
         match self.kind() {
             Kind::Number { default, .. } => Some(default.to_string()),
+            Kind::Choice { default, .. } => Some(default.to_string()),
             Kind::Workspace | Kind::Command => None,
         }
     }
@@ -117,7 +134,7 @@ impl Setting {
     pub fn when_unset(self) -> String {
         let default = match self.kind() {
             Kind::Number { default, .. } => default,
-            Kind::Workspace | Kind::Command => 0,
+            Kind::Workspace | Kind::Command | Kind::Choice { .. } => 0,
         };
         match self {
             Setting::WorkspaceUnassigned => {
@@ -132,6 +149,9 @@ impl Setting {
                 format!("the lookup cache holds up to {default} directories")
             }
             Setting::CacheMaxWatches => format!("the lookup cache keeps up to {default} watches"),
+            Setting::GuardCrossWorkspace => {
+                "a write by an agent's own tools into another workspace's folders is put to the person where the client can ask, and refused where it cannot".to_string()
+            }
         }
     }
 
@@ -148,6 +168,9 @@ impl Setting {
             Setting::CacheMaxWatches => {
                 "a whole number of watches, 0 or more (0 re-checks every cached directory on use); read at daemon start"
             }
+            Setting::GuardCrossWorkspace => {
+                "ask (put it to the person where the client can, refuse where it cannot), deny (always refuse), warn (allow, and tell the model) or off"
+            }
         }
     }
 
@@ -157,6 +180,7 @@ impl Setting {
         let ok = match self.kind() {
             Kind::Workspace => true,
             Kind::Command => !value.is_empty(),
+            Kind::Choice { choices, .. } => choices.contains(&value),
             Kind::Number { min, max, .. } => value
                 .parse::<u64>()
                 .is_ok_and(|n| n >= min && max.is_none_or(|max| n <= max)),
@@ -170,6 +194,18 @@ impl Setting {
                 self.allowed()
             ))
         }
+    }
+
+    /// A choice setting's value in effect: `stored` when it is one of its words, else its
+    /// default. "" for a setting that is no choice.
+    pub fn choice(self, stored: Option<&str>) -> &'static str {
+        let Kind::Choice { default, choices } = self.kind() else {
+            return "";
+        };
+        stored
+            .and_then(|v| choices.iter().find(|c| **c == v))
+            .copied()
+            .unwrap_or(default)
     }
 
     /// A number setting's value in effect: `stored` when it is one the
@@ -221,6 +257,24 @@ mod tests {
         assert!(Setting::HooksStopCommand.check("").is_err());
         assert_eq!(Setting::HooksStopCommand.check("make -s"), Ok(()));
         assert_eq!(Setting::WorkspaceUnassigned.check("notes"), Ok(()));
+        let guard = Setting::GuardCrossWorkspace;
+        for word in ["ask", "deny", "warn", "off"] {
+            assert_eq!(guard.check(word), Ok(()));
+        }
+        assert_eq!(
+            guard.check("Ask"),
+            Err("\"Ask\" is not a valid guard.cross_workspace: expected ask (put it to the person where the client can, refuse where it cannot), deny (always refuse), warn (allow, and tell the model) or off".into())
+        );
+    }
+
+    #[test]
+    fn a_choice_in_effect_is_the_stored_word_when_valid_else_the_default() {
+        let guard = Setting::GuardCrossWorkspace;
+        assert_eq!(guard.choice(None), "ask");
+        assert_eq!(guard.choice(Some("warn")), "warn");
+        assert_eq!(guard.choice(Some("never")), "ask");
+        assert_eq!(guard.default_text().as_deref(), Some("ask"));
+        assert_eq!(Setting::ScratchKeepHours.choice(Some("ask")), "");
     }
 
     #[test]

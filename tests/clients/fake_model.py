@@ -8,8 +8,15 @@ offers berth's `device_context` tool and carries no result of it yet gets a
 call of that tool; every other request gets a short final text. Every request
 body is kept in the log folder, so the script can check what the model saw.
 
-    fake_model.py serve LOG_DIR PORT_FILE
+    fake_model.py serve LOG_DIR PORT_FILE [CALLS_FILE]
     fake_model.py saw LOG_DIR NEEDLE     # where NEEDLE reached the model
+    fake_model.py results LOG_DIR        # what the scripted calls' results said
+
+With CALLS_FILE (a JSON list of {"name": TOOL, "input": ARGUMENTS}), the model
+makes those calls instead, one per request and in order, each once the client
+offers that tool, then answers with the final text; ARGUMENTS is the object a
+Messages API tool takes, or for the Responses API the object whose JSON is the
+call's arguments.
 
 Python 3 standard library only.
 """
@@ -21,6 +28,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 CALL_ID = "toolu_berth_device_context"
+SCRIPTED_ID = "toolu_berth_scripted_"
 FINAL_TEXT = "berth conformance: done."
 
 
@@ -53,10 +61,47 @@ def tool_results(body):
     return [r if isinstance(r, str) else json.dumps(r) for r in out]
 
 
+def offered(body, wanted):
+    """Whether the request offers a tool named `wanted`, at top level or in a namespace."""
+    for tool in body.get("tools") or []:
+        if not isinstance(tool, dict):
+            continue
+        if tool.get("name") == wanted:
+            return True
+        for inner in tool.get("tools") or [] if tool.get("type") == "namespace" else []:
+            if isinstance(inner, dict) and inner.get("name") == wanted:
+                return True
+    return False
+
+
+def scripted_results(body):
+    """How many results of scripted calls the request carries."""
+    ids = set()
+    for m in body.get("messages", []) or []:
+        content = m.get("content") if isinstance(m, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if block.get("type") == "tool_result" and str(block.get("tool_use_id", "")).startswith(SCRIPTED_ID):
+                ids.add(block["tool_use_id"])
+    for item in body.get("input", []) if isinstance(body.get("input"), list) else []:
+        if isinstance(item, dict) and item.get("type") in ("function_call_output", "custom_tool_call_output") \
+                and str(item.get("call_id", "")).startswith(SCRIPTED_ID):
+            ids.add(item["call_id"])
+    return len(ids)
+
+
+def next_scripted(body, calls):
+    """The next scripted call as (name, input, id), or None when all are answered."""
+    n = scripted_results(body)
+    if n >= len(calls) or not offered(body, calls[n]["name"]):
+        return None
+    return calls[n]["name"], calls[n]["input"], f"{SCRIPTED_ID}{n}"
+
+
 def anthropic(body, call):
     model = body.get("model", "fake")
     if call:
-        block = {"type": "tool_use", "id": CALL_ID, "name": call[0], "input": {}}
+        block = {"type": "tool_use", "id": call[2] if len(call) > 2 else CALL_ID, "name": call[0],
+                 "input": call[1] if len(call) > 2 else {}}
         stop = "tool_use"
     else:
         block = {"type": "text", "text": FINAL_TEXT}
@@ -68,7 +113,8 @@ def anthropic(body, call):
         return "application/json", json.dumps(message).encode()
     start = dict(message, content=[], stop_reason=None)
     if call:
-        empty, delta = dict(block, input={}), {"type": "input_json_delta", "partial_json": "{}"}
+        empty = dict(block, input={})
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
     else:
         empty, delta = dict(block, text=""), {"type": "text_delta", "text": FINAL_TEXT}
     events = [
@@ -84,7 +130,10 @@ def anthropic(body, call):
 
 
 def responses(body, call):
-    if call:
+    if call and len(call) > 2:
+        item = {"type": "function_call", "id": "fc_fake", "call_id": call[2], "name": call[0],
+                "arguments": json.dumps(call[1]), "status": "completed"}
+    elif call:
         item = {"type": "function_call", "id": "fc_fake", "call_id": CALL_ID, "name": call[0],
                 "arguments": "{}", "status": "completed"}
         if call[1]:
@@ -114,6 +163,7 @@ def sse(events):
 
 class Handler(BaseHTTPRequestHandler):
     log_dir = "."
+    calls = None
     lock = threading.Lock()
     count = 0
 
@@ -149,7 +199,10 @@ class Handler(BaseHTTPRequestHandler):
             body = {"unparsed": raw.decode("utf-8", "replace")}
         self.record(body)
         path = self.path.split("?")[0]
-        call = tool_name(body) if not tool_results(body) else None
+        if Handler.calls is not None:
+            call = next_scripted(body, Handler.calls)
+        else:
+            call = tool_name(body) if not tool_results(body) else None
         if path.endswith("/messages"):
             self.answer(200, *anthropic(body, call))
         elif path.endswith("/responses"):
@@ -160,8 +213,11 @@ class Handler(BaseHTTPRequestHandler):
             self.answer(404, "application/json", b'{"error":"not found"}')
 
 
-def serve(log_dir, port_file):
+def serve(log_dir, port_file, calls_file=None):
     Handler.log_dir = log_dir
+    if calls_file:
+        with open(calls_file) as f:
+            Handler.calls = json.load(f)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     with open(port_file + ".tmp", "w") as f:
         f.write(str(server.server_address[1]))
@@ -196,10 +252,37 @@ def saw(log_dir, needle):
     print(" ".join((results[0] if results else "").split())[:160])
 
 
+def results(log_dir):
+    """The result of each scripted call, one JSON string per line, from the last request
+    that carries them."""
+    last = []
+    for name in sorted(os.listdir(log_dir)):
+        with open(os.path.join(log_dir, name)) as f:
+            body = json.load(f).get("body")
+        if not isinstance(body, dict):
+            continue
+        found = []
+        for m in body.get("messages", []) or []:
+            content = m.get("content") if isinstance(m, dict) else None
+            for block in content if isinstance(content, list) else []:
+                if block.get("type") == "tool_result" and str(block.get("tool_use_id", "")).startswith(SCRIPTED_ID):
+                    found.append(block.get("content"))
+        for item in body.get("input", []) if isinstance(body.get("input"), list) else []:
+            if isinstance(item, dict) and item.get("type") in ("function_call_output", "custom_tool_call_output") \
+                    and str(item.get("call_id", "")).startswith(SCRIPTED_ID):
+                found.append(item.get("output"))
+        if found:
+            last = found
+    for r in last:
+        print(json.dumps(r if isinstance(r, str) else json.dumps(r)))
+
+
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "serve":
-        serve(sys.argv[2], sys.argv[3])
+    if len(sys.argv) in (4, 5) and sys.argv[1] == "serve":
+        serve(*sys.argv[2:])
     elif len(sys.argv) == 4 and sys.argv[1] == "saw":
         saw(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 3 and sys.argv[1] == "results":
+        results(sys.argv[2])
     else:
         sys.exit(__doc__)

@@ -67,10 +67,11 @@ bounded() {
     return "$rc"
 }
 
-# The fake model API for one turn, recording requests in $1.
+# The fake model API for one turn, recording requests in $1; with $2, a file of the
+# tool calls it makes (fake_model.py says how).
 start_model() {
     mkdir -p "$1"
-    python3 "$FAKE_MODEL" serve "$1" "$1.port" &
+    python3 "$FAKE_MODEL" serve "$1" "$1.port" ${2:+"$2"} &
     MODEL_PID=$!
     for _ in $(seq 100); do
         [ -s "$1.port" ] && break
@@ -97,8 +98,9 @@ hook_log_length() {
 
 # Checks one turn: $1 label, $2 client name in the hook log, $3 hook log
 # length before the turn, $4 the turn's files, $5 the command's status, $6
-# what the notice check demands: `result` (in the device_context result) or
-# `seen` (anywhere in what the model got).
+# what the notice check demands: `result` (in the device_context result),
+# `seen` (anywhere in what the model got) or `once` (in the session-start
+# context, and not again in the device_context result).
 check_turn() {
     local label=$1 client=$2 before=$3 dir=$4 rc=$5 want=$6
     if [ "$rc" -ne 0 ]; then
@@ -122,6 +124,12 @@ check_turn() {
             ok "$label: the notice reached the model (${first/called elsewhere/session-start context})" ;;
         seen:called*)
             fail "$label: the notice reached the model" "neither the session-start context nor the result held it; the result: $result" ;;
+        "once:called elsewhere")
+            ok "$label: the notice reached the model once (session-start context), the device_context result holds none" ;;
+        once:result*)
+            fail "$label: the notice reached the model once" "the device_context result asked again: $result" ;;
+        once:called)
+            fail "$label: the notice reached the model once" "the session-start context did not hold it; the result: $result" ;;
         *)
             fail "$label: the model called device_context" "the client never sent the model its result" ;;
     esac
@@ -246,7 +254,7 @@ claude_turn() {
 before=$(hook_log_length)
 mkdir -p "$T/hooks"
 claude_turn "$T/hooks"
-check_turn "claude-code" claude-code "$before" "$T/hooks" $? seen
+check_turn "claude-code" claude-code "$before" "$T/hooks" $? once
 
 # Without hooks (an MCP-only registration, or hooks that failed): the tool
 # result is the only way the notice reaches the model.
@@ -281,7 +289,10 @@ bounded "$T/turn/turn" codex exec --dangerously-bypass-hook-trust --skip-git-rep
     -c approval_policy=never -m fake-model "$PROMPT"
 rc=$?
 stop_model
-check_turn "codex" codex "$before" "$T/turn" "$rc" result
+# Codex gives its servers no session id; berth links the hook and the server
+# through the Codex process that started both, so the hook asks and the tool
+# result does not ask again.
+check_turn "codex" codex "$before" "$T/turn" "$rc" once
 
 # --- Copilot CLI ------------------------------------------------------------------
 
@@ -304,7 +315,7 @@ rc=$?
 stop_model
 # berth-mcp shares the hooks' session id (COPILOT_AGENT_SESSION_ID), so the
 # session-start context asks and the tool result rightly does not ask again.
-check_turn "copilot-cli" copilot-cli "$before" "$T/turn" "$rc" seen
+check_turn "copilot-cli" copilot-cli "$before" "$T/turn" "$rc" once
 
 # --- berth exec: a server handed {home} in a project just approved ---------------
 
@@ -336,6 +347,111 @@ else
     fail "exec: a project just approved has no home yet" "$(tail -3 "$T/use.log"); home: $(ls -ld "$SHOP_HOME" 2>&1)"
 fi
 cd "$PROJECT" || die "cannot enter $PROJECT"
+
+# --- The native-tool guard: the clients' own write tools into another workspace --------
+#
+# A session in shop (approved above) whose model writes into alpha, another approved
+# project, with the client's own tool, and then into shop. berth's pre-tool hook must stop
+# the first in the form each client obeys (Claude Code: `ask`, a denial in `-p`; Codex and the
+# Copilot CLI: `deny`, in Copilot's flat form), hand the model the reason, and let the second
+# through. Codex's models edit through `apply_patch` run from a shell call (`Bash` to the
+# hook), also with the call's `workdir` in alpha; its sandbox is off, so berth alone decides.
+
+T="$WORK/guard"
+mkdir -p "$T"
+ALPHA="$HOME/alpha"
+mkdir -p "$ALPHA"
+git -C "$ALPHA" init -q || die "git init failed"
+(cd "$ALPHA" && berth workspace use alpha) >"$T/use.log" 2>&1 || die "workspace use alpha: $(cat "$T/use.log")"
+cd "$SHOP" || die "cannot enter $SHOP"
+
+# $1 label, $2 the turn's folder, $3 the file in alpha, $4 the file in shop, $5 the
+# client's exit status.
+check_guard() {
+    local label=$1 dir=$2 theirs=$3 mine=$4 rc=$5 said
+    said=$(python3 "$FAKE_MODEL" results "$dir/model")
+    if [ "$rc" -eq 0 ] && [ ! -e "$theirs" ] && head -1 <<<"$said" | grep -q "belongs to workspace alpha"; then
+        ok "$label: the write into another workspace is stopped, and the model is told why"
+    else
+        fail "$label: the write into another workspace is stopped, and the model is told why" \
+            "exit $rc; written: $([ -e "$theirs" ] && echo yes || echo no); the model got: $(head -c 200 <<<"$said")"
+    fi
+    if [ -f "$mine" ]; then
+        ok "$label: the write into its own project goes through"
+    else
+        fail "$label: the write into its own project goes through" "the model got: $(sed -n 2p <<<"$said" | head -c 200)"
+    fi
+}
+
+# The calls a turn's model makes: $1 the file, then NAME ARGS-JSON pairs.
+calls() {
+    local out=$1
+    shift
+    python3 - "$out" "$@" <<'PY'
+import json, sys
+out, rest = sys.argv[1], sys.argv[2:]
+json.dump([{"name": n, "input": json.loads(a)} for n, a in zip(rest[::2], rest[1::2])], open(out, "w"))
+PY
+}
+
+# A shell call that runs apply_patch adding $1, as Codex's models make it; $2 more arguments.
+codex_patch() {
+    python3 - "$1" "${2:-{\}}" <<'PY'
+import json, sys
+path, extra = sys.argv[1], json.loads(sys.argv[2])
+patch = f"*** Begin Patch\n*** Add File: {path}\n+x\n*** End Patch\n"
+print(json.dumps(dict(cmd=f"apply_patch <<'PATCH'\n{patch}PATCH\n", **extra)))
+PY
+}
+
+mkdir -p "$T/claude"
+calls "$T/claude/calls.json" \
+    Write "{\"file_path\": \"$ALPHA/claude.txt\", \"content\": \"x\"}" \
+    Write "{\"file_path\": \"$SHOP/claude.txt\", \"content\": \"y\"}"
+start_model "$T/claude/model" "$T/claude/calls.json"
+ANTHROPIC_BASE_URL="$MODEL_URL" ANTHROPIC_API_KEY=fake-key DISABLE_AUTOUPDATER=1 \
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+    bounded "$T/claude/turn" claude -p "$PROMPT" --allowedTools Write
+rc=$?
+stop_model
+check_guard "guard, claude-code -p" "$T/claude" "$ALPHA/claude.txt" "$SHOP/claude.txt" "$rc"
+
+mkdir -p "$T/codex"
+calls "$T/codex/calls.json" \
+    exec_command "$(codex_patch "$ALPHA/codex.txt")" \
+    exec_command "$(codex_patch codex.txt)" \
+    exec_command "$(codex_patch workdir.txt "{\"workdir\": \"$ALPHA\"}")"
+start_model "$T/codex/model" "$T/codex/calls.json"
+bounded "$T/codex/turn" codex exec --dangerously-bypass-hook-trust --skip-git-repo-check \
+    -s danger-full-access -c model_provider=fake \
+    -c "model_providers.fake={name=\"fake\",base_url=\"$MODEL_URL/v1\",wire_api=\"responses\"}" \
+    -c approval_policy=never -m fake-model "$PROMPT"
+rc=$?
+stop_model
+check_guard "guard, codex (apply_patch in a shell call)" "$T/codex" "$ALPHA/codex.txt" "$SHOP/codex.txt" "$rc"
+said=$(python3 "$FAKE_MODEL" results "$T/codex/model" | sed -n 3p)
+if [ ! -e "$ALPHA/workdir.txt" ] && grep -q "belongs to workspace alpha" <<<"$said"; then
+    ok "guard, codex: a patch run with its workdir in another workspace is stopped"
+else
+    fail "guard, codex: a patch run with its workdir in another workspace is stopped" \
+        "written: $([ -e "$ALPHA/workdir.txt" ] && echo yes || echo no); the model got: $(head -c 200 <<<"$said")"
+fi
+
+mkdir -p "$T/copilot"
+calls "$T/copilot/calls.json" \
+    create "{\"path\": \"$ALPHA/copilot.txt\", \"file_text\": \"x\"}" \
+    create "{\"path\": \"$SHOP/copilot.txt\", \"file_text\": \"y\"}"
+start_model "$T/copilot/model" "$T/copilot/calls.json"
+COPILOT_OFFLINE=true COPILOT_AUTO_UPDATE=false COPILOT_ALLOW_ALL=true \
+    COPILOT_PROVIDER_BASE_URL="$MODEL_URL" COPILOT_PROVIDER_TYPE=anthropic \
+    COPILOT_PROVIDER_API_KEY=fake-key COPILOT_MODEL=claude-sonnet-4.5 \
+    bounded "$T/copilot/turn" copilot -p "$PROMPT" --allow-all-tools
+rc=$?
+stop_model
+check_guard "guard, copilot-cli" "$T/copilot" "$ALPHA/copilot.txt" "$SHOP/copilot.txt" "$rc"
+
+cd "$PROJECT" || die "cannot enter $PROJECT"
+
 # --- JSON with comments: VS Code's mcp.json, the Copilot CLI's mcp-config.json ---------
 #
 # VS Code itself does not run here. What this proves: berth's entry, installed into a
@@ -411,7 +527,8 @@ EOF
         fail "vscode: uninstall gives back the commented mcp.json byte for byte" "$(diff "$T/mcp.json.before" "$VSCODE_MCP" | head -5)"
     fi
     berth doctor >"$T/doctor-after.out" 2>&1
-    if grep -q vscode "$T/doctor-after.out"; then
+    # The clients line names every client; only a problem line would be about the file.
+    if grep '^problem' "$T/doctor-after.out" | grep -q vscode; then
         fail "vscode: doctor reports nothing of a commented file berth is not in" "$(grep vscode "$T/doctor-after.out" | head -2)"
     else
         ok "vscode: doctor reports nothing of a commented file berth is not in"

@@ -130,6 +130,10 @@ mod session_owner;
 // A projectless session's session-start context names its temporary scratch folder.
 #[path = "e2e/scratch_context.rs"]
 mod scratch_context;
+// One question per client session: a hook and a server no session id links are linked by their
+// client process and folder.
+#[path = "e2e/ask_once.rs"]
+mod ask_once;
 // `berth exec`: the answer in a wrapped command's environment and arguments; failures run nothing.
 #[path = "e2e/exec.rs"]
 mod exec;
@@ -139,6 +143,9 @@ mod prompt;
 // `berth install/uninstall <client> --exec NAME`: a wrapped server in every client's file, byte-exact.
 #[path = "e2e/install_exec.rs"]
 mod install_exec;
+// Uninstall removes the folders install created once they are empty again, and no other.
+#[path = "e2e/install_folders.rs"]
+mod install_folders;
 // Errors that say what happened and what to do: a folder moved into itself, a pin that is no
 // name, a FIFO in `ls`, a full disk (docs/reference.md, "Qualified paths and file tools").
 #[path = "e2e/tool_errors.rs"]
@@ -155,3 +162,7 @@ mod commented_configs;
 // Another user's `/tmp/berth-<uid>` made first: the daemon listens in a folder of its own.
 #[path = "e2e/lockout.rs"]
 mod lockout;
+// The native-tool guard: `berth-hook pre-tool` with each client's payloads, failing open, and
+// its registration (docs/reference.md, "The native-tool guard").
+#[path = "e2e/guard.rs"]
+mod guard;

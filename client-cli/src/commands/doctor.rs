@@ -24,7 +24,7 @@ use berth_proto::text::escaped;
 use clap::Args;
 
 use crate::context::Ctx;
-use crate::install::audit::{self, HookTrust, Inherits};
+use crate::install::audit::{self, HookTrust, Inherits, Standing};
 use crate::install::{Locations, Programs, Scope};
 use crate::output::{self, CliError};
 
@@ -48,6 +48,16 @@ struct Check {
     status: Status,
     detail: String,
     fix: Option<String>,
+    /// Keys a check adds to its JSON object (the client checks' `registration`).
+    more: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Check {
+    /// The check with `key` added to its JSON object.
+    fn with(mut self, key: &str, value: serde_json::Value) -> Check {
+        self.more.insert(key.into(), value);
+        self
+    }
 }
 
 fn ok(name: impl Into<String>, detail: impl Into<String>) -> Check {
@@ -56,6 +66,7 @@ fn ok(name: impl Into<String>, detail: impl Into<String>) -> Check {
         status: Status::Ok,
         detail: detail.into(),
         fix: None,
+        more: Default::default(),
     }
 }
 
@@ -65,6 +76,7 @@ fn problem(name: impl Into<String>, detail: impl Into<String>, fix: impl Into<St
         status: Status::Problem,
         detail: detail.into(),
         fix: Some(fix.into()),
+        more: Default::default(),
     }
 }
 
@@ -74,6 +86,7 @@ fn unknown(name: impl Into<String>, detail: impl Into<String>) -> Check {
         status: Status::Unknown,
         detail: detail.into(),
         fix: None,
+        more: Default::default(),
     }
 }
 
@@ -486,9 +499,9 @@ fn log_check(env: &EnvCtx, diagnosis: Option<&pb::DiagnoseReply>) -> Check {
     }
 }
 
-/// Every registered client: its files as `berth install` writes them, the
-/// data folder its servers' environment leads to, and for Codex whether its
-/// hooks are approved.
+/// Every client's registration in each scope, judged as a whole (registered, not registered,
+/// or partly); for each registered one its files as `berth install` writes them, the data folder
+/// its servers' environment leads to, and for Codex whether its hooks are approved.
 fn client_checks(checks: &mut Vec<Check>, data_dir: Option<&Path>) {
     let loc = match Locations::from_process() {
         Ok(l) => l,
@@ -508,62 +521,87 @@ fn client_checks(checks: &mut Vec<Check>, data_dir: Option<&Path>) {
             return;
         }
     };
-    let registrations = audit::registered(&loc, &programs);
-    if registrations.is_empty() {
-        checks.push(ok(
-            "clients",
-            "no client is registered (berth install <client> registers one)",
-        ));
-    }
-    for reg in &registrations {
-        let scope = if reg.scope == Scope::Project {
-            " --scope project"
-        } else {
-            ""
-        };
+    let survey = audit::survey(&loc, &programs);
+    checks.push(ok("clients", clients_summary(&survey)).with(
+        "registrations",
+        survey.iter().map(registration_json).collect(),
+    ));
+    for reg in &survey {
+        let scope = scope_flag(reg.scope);
         let name = reg.client.name();
         let label = |what: &str| match reg.scope {
             Scope::User => format!("{what} {name}"),
             Scope::Project => format!("{what} {name} (project)"),
         };
-        checks.push(match audit::drift(reg) {
-            Ok(changed) if changed.is_empty() => ok(
+        let check = match &reg.standing {
+            Standing::NotRegistered => None,
+            Standing::Registered => Some(match audit::drift(reg) {
+                Ok(changed) if changed.is_empty() => ok(
+                    label("client"),
+                    format!(
+                        "registered as berth install writes it: {}",
+                        reg.specs
+                            .iter()
+                            .map(|s| escaped(&s.path.display().to_string()).into_owned())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ),
+                Ok(changed) => problem(
+                    label("client"),
+                    format!(
+                        "{} differs from what berth install writes (berth install {name}{scope} --dry-run shows how)",
+                        changed
+                            .iter()
+                            .map(|p| escaped(&p.path.display().to_string()).into_owned())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    format!("berth install {name}{scope}"),
+                ),
+                Err(e) => problem(
+                    label("client"),
+                    e,
+                    format!("fix the file (or move it aside), then berth install {name}{scope}"),
+                ),
+            }),
+            Standing::Partly(parts) => Some(problem(
+                label("client"),
+                partly_words(parts),
+                format!(
+                    "berth install {name}{scope} to complete it, or berth uninstall {name}{scope} to remove the rest"
+                ),
+            )),
+            // Without berth's server entry, a hooks file that cannot be read may or may not hold
+            // berth's hooks.
+            Standing::Unreadable {
+                why,
+                server: Some(false),
+            } => Some(unknown(
                 label("client"),
                 format!(
-                    "registered as berth install writes it: {}",
-                    reg.specs
-                        .iter()
-                        .map(|s| escaped(&s.path.display().to_string()).into_owned())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    "its MCP server file holds no entry of berth's, and whether berth's hooks are left cannot be told: {why}"
                 ),
-            ),
-            Ok(changed) => problem(
+            )),
+            Standing::Unreadable { why, .. } => Some(problem(
                 label("client"),
-                format!(
-                    "{} differs from what berth install writes (berth install {name}{scope} --dry-run shows how)",
-                    changed
-                        .iter()
-                        .map(|p| escaped(&p.path.display().to_string()).into_owned())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                format!("berth install {name}{scope}"),
-            ),
-            Err(e) => problem(
-                label("client"),
-                e,
+                why.clone(),
                 format!("fix the file (or move it aside), then berth install {name}{scope}"),
-            ),
-        });
-        if let Some(ours) = data_dir {
+            )),
+        };
+        if let Some(check) = check {
+            checks.push(check.with("registration", registration_json(reg)));
+        }
+        if let (Some(ours), true) = (data_dir, reg.standing.has_server()) {
             checks.push(environment_check(reg, &label("environment"), ours));
         }
     }
-    if registrations
-        .iter()
-        .any(|r| r.client == crate::install::Client::Codex && r.scope == Scope::User)
-    {
+    let codex = survey.iter().any(|r| {
+        r.client == crate::install::Client::Codex
+            && r.scope == Scope::User
+            && r.standing == Standing::Registered
+    });
+    if codex {
         checks.push(match audit::codex_hook_trust(&loc, &programs) {
             Ok(HookTrust::Recorded) => ok(
                 "codex hooks",
@@ -573,7 +611,11 @@ fn client_checks(checks: &mut Vec<Check>, data_dir: Option<&Path>) {
                 "codex hooks",
                 format!(
                     "berth's {} hook{} {} waiting for approval: Codex runs no hook its user has not approved",
-                    events.join(" and "),
+                    match events.split_last() {
+                        Some((last, rest)) if !rest.is_empty() =>
+                            format!("{} and {last}", rest.join(", ")),
+                        _ => events.join(""),
+                    },
                     if events.len() == 1 { "" } else { "s" },
                     if events.len() == 1 { "is" } else { "are" },
                 ),
@@ -587,6 +629,112 @@ fn client_checks(checks: &mut Vec<Check>, data_dir: Option<&Path>) {
             Err(e) => problem("codex hooks", e, "fix the file, then berth install codex"),
         });
     }
+}
+
+/// The scope's flag on a command line: nothing for the user's.
+fn scope_flag(scope: Scope) -> &'static str {
+    match scope {
+        Scope::User => "",
+        Scope::Project => " --scope project",
+    }
+}
+
+/// A registration's word.
+fn standing_word(standing: &Standing) -> &'static str {
+    match standing {
+        Standing::Registered => "registered",
+        Standing::NotRegistered => "not registered",
+        Standing::Partly(_) => "partly registered",
+        Standing::Unreadable { .. } => "unreadable",
+    }
+}
+
+/// `{"client", "scope", "state", "missing"}`: `missing` lists the files that lack berth's part
+/// of a partly registered client.
+fn registration_json(reg: &audit::Registration) -> serde_json::Value {
+    let missing: Vec<String> = match &reg.standing {
+        Standing::Partly(parts) => parts
+            .iter()
+            .filter(|p| !p.present)
+            .map(|p| p.file.display().to_string())
+            .collect(),
+        _ => Vec::new(),
+    };
+    serde_json::json!({
+        "client": reg.client.name(),
+        "scope": if reg.scope == Scope::User { "user" } else { "project" },
+        "state": standing_word(&reg.standing),
+        "missing": missing,
+    })
+}
+
+/// Which clients are registered, partly registered, or not, in a line.
+fn clients_summary(survey: &[audit::Registration]) -> String {
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    for reg in survey
+        .iter()
+        .filter(|r| r.standing != Standing::NotRegistered)
+    {
+        let word = standing_word(&reg.standing);
+        let shown = match reg.scope {
+            Scope::User => reg.client.name().to_string(),
+            Scope::Project => format!("{} (project)", reg.client.name()),
+        };
+        match groups.iter_mut().find(|(w, _)| *w == word) {
+            Some((_, names)) => names.push(shown),
+            None => groups.push((word, vec![shown])),
+        }
+    }
+    if groups.is_empty() {
+        return "no client is registered (berth install <client> registers one)".into();
+    }
+    let mut rest: Vec<&str> = Vec::new();
+    for reg in survey {
+        let elsewhere = survey
+            .iter()
+            .any(|r| r.client == reg.client && r.standing != Standing::NotRegistered);
+        if !elsewhere && !rest.contains(&reg.client.name()) {
+            rest.push(reg.client.name());
+        }
+    }
+    if !rest.is_empty() {
+        groups.push((
+            "not registered",
+            rest.into_iter().map(str::to_string).collect(),
+        ));
+    }
+    groups
+        .iter()
+        .map(|(word, names)| format!("{word}: {}", names.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// What a partly registered client lacks and what of it is left, naming the files.
+fn partly_words(parts: &[audit::Part]) -> String {
+    let what = |p: &audit::Part| {
+        if p.server {
+            "berth's MCP server entry is"
+        } else {
+            "berth's hooks are"
+        }
+    };
+    let shown = |p: &audit::Part| escaped(&p.file.display().to_string()).into_owned();
+    let missing = parts
+        .iter()
+        .filter(|p| !p.present)
+        .map(|p| format!("{} missing from {}", what(p), shown(p)));
+    let left = parts.iter().filter(|p| p.present).map(|p| {
+        let shared = p
+            .shared_with
+            .map(|c| format!(" (shared with {})", c.name()))
+            .unwrap_or_default();
+        format!("{} still in {}{shared}", what(p), shown(p))
+    });
+    format!(
+        "partly registered: {}",
+        missing.chain(left).collect::<Vec<_>>().join("; ")
+    )
 }
 
 /// Whether the environment a client gives berth's server leads to the same
@@ -652,7 +800,7 @@ fn report(ctx: &Ctx, checks: &[Check]) -> Result<(), CliError> {
         let list: Vec<_> = checks
             .iter()
             .map(|c| {
-                serde_json::json!({
+                let mut check = serde_json::json!({
                     "name": c.name,
                     "status": match c.status {
                         Status::Ok => "ok",
@@ -662,7 +810,11 @@ fn report(ctx: &Ctx, checks: &[Check]) -> Result<(), CliError> {
                     "ok": c.status != Status::Problem,
                     "detail": c.detail,
                     "fix": c.fix,
-                })
+                });
+                if let Some(o) = check.as_object_mut() {
+                    o.extend(c.more.clone());
+                }
+                check
             })
             .collect();
         output::json(&serde_json::json!({ "ok": failed == 0, "checks": list }))?;

@@ -5,7 +5,7 @@ use clap::Args;
 
 use crate::context::Ctx;
 use crate::install::clients::{self, Edit, FileSpec};
-use crate::install::files::{self, Action, Backup, Planned};
+use crate::install::files::{self, Action, Backup, Planned, Written};
 use crate::install::{Client, Locations, Programs, Scope, json, toml};
 use crate::output::{self, CliError};
 
@@ -134,16 +134,25 @@ pub fn run(
         })?;
         plans.push(plan);
     }
-    let mut backups = Vec::new();
+    let mut written = Vec::new();
     for p in &plans {
-        backups.push(if dry_run {
-            None
+        written.push(if dry_run {
+            Written::default()
         } else {
             p.write().map_err(CliError::failed)?
         });
     }
+    if action == Action::Uninstall && !dry_run {
+        // After every file is written: two files may share a folder.
+        for (p, w) in plans.iter().zip(&mut written) {
+            match p.remove_left_folders() {
+                Ok(removed) => w.folders = removed,
+                Err(e) => output::warning(&format!("{e}; the files are unregistered")),
+            }
+        }
+    }
     report(
-        ctx, client, scope, dry_run, action, wrapped, &plans, &backups,
+        ctx, client, scope, dry_run, action, wrapped, &plans, &written,
     )
 }
 
@@ -203,9 +212,13 @@ fn report(
     action: Action,
     wrapped: Option<&Wrapped>,
     plans: &[Planned],
-    backups: &[Option<std::path::PathBuf>],
+    written: &[Written],
 ) -> Result<(), CliError> {
     let changed = plans.iter().any(Planned::changed);
+    let folder_action = match action {
+        Action::Install => "created",
+        Action::Uninstall => "removed",
+    };
     if ctx.json {
         let path = |p: &Option<std::path::PathBuf>| {
             p.as_ref()
@@ -214,15 +227,21 @@ fn report(
         };
         let list: Vec<_> = plans
             .iter()
-            .zip(backups)
-            .map(|(p, b)| {
+            .zip(written)
+            .map(|(p, w)| {
+                let folders: Vec<_> = w
+                    .folders
+                    .iter()
+                    .map(|f| serde_json::json!({"folder": f.display().to_string(), "action": folder_action}))
+                    .collect();
                 serde_json::json!({
                     "file": p.path.display().to_string(),
                     "changed": p.changed(),
                     "action": p.action(),
-                    "backup": path(b),
+                    "backup": path(&w.backup),
                     "restored": matches!(p.backup, Backup::Restore(_)) && !dry_run,
                     "diff": p.diff(),
+                    "folders": folders,
                 })
             })
             .collect();
@@ -232,13 +251,14 @@ fn report(
             "scope": if scope == Scope::User { "user" } else { "project" },
             "file": plans.first().map(|p| p.path.display().to_string()),
             "changed": changed,
-            "backup": path(backups.first().unwrap_or(&None)),
+            "backup": path(&written.first().and_then(|w| w.backup.clone())),
             "dry_run": dry_run,
             "files": list,
         }));
     }
     let mut text = String::new();
-    for (p, b) in plans.iter().zip(backups) {
+    for (p, w) in plans.iter().zip(written) {
+        let b = &w.backup;
         if dry_run {
             if p.changed() {
                 text.push_str(&p.diff());
@@ -246,6 +266,11 @@ fn report(
                 text.push_str(&format!("{}: no change\n", p.path.display()));
             }
             continue;
+        }
+        if action == Action::Install {
+            for f in &w.folders {
+                text.push_str(&format!("created folder {}\n", f.display()));
+            }
         }
         text.push_str(&format!("{} {}", p.action(), p.path.display()));
         match (&p.backup, b) {
@@ -261,6 +286,14 @@ fn report(
         }
         text.push('\n');
     }
+    if action == Action::Uninstall {
+        for f in written.iter().flat_map(|w| &w.folders) {
+            text.push_str(&format!(
+                "removed folder {} (berth install created it)\n",
+                f.display()
+            ));
+        }
+    }
     output::text(&text)?;
     if dry_run {
         output::note("dry run: nothing was written");
@@ -273,7 +306,7 @@ fn report(
             )),
             None => output::note(clients::after_install_hint(client)),
         }
-    } else if !changed {
+    } else if !changed && written.iter().all(|w| w.folders.is_empty()) {
         let what = wrapped.map_or("berth".to_string(), |w| format!("the server {}", w.name));
         output::note(&match action {
             Action::Install => format!("{what} was already registered; nothing changed"),

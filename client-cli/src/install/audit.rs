@@ -33,38 +33,178 @@ pub struct Registration {
     pub client: Client,
     /// Where.
     pub scope: Scope,
-    /// Its files, the MCP server's first.
+    /// Its files, the MCP server's first: those that are this registration's to judge (a
+    /// project's file that is also a user's file, in the home folder, is the user's).
     pub specs: Vec<FileSpec>,
+    /// How much of it the files hold.
+    pub standing: Standing,
 }
 
-/// The registrations that exist: clients whose MCP server file holds berth's
-/// entry, in the user's files and in the current directory's project files.
-pub fn registered(loc: &Locations, programs: &Programs) -> Vec<Registration> {
-    let mut found = Vec::new();
-    for scope in [Scope::User, Scope::Project] {
-        for client in CLIENTS {
-            let Ok(specs) = clients::files(client, scope, loc, programs) else {
-                continue;
-            };
-            // In the home folder, a project's files are the user's own: count them once.
-            let seen = |s: &FileSpec| {
-                found
-                    .iter()
-                    .any(|r: &Registration| r.specs[0].path == s.path)
-            };
-            if specs
-                .first()
-                .is_some_and(|s| !seen(s) && files::has_server(s))
-            {
-                found.push(Registration {
-                    client,
-                    scope,
-                    specs,
-                });
-            }
+/// How much of a registration its files hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Standing {
+    /// Every file holds berth's part.
+    Registered,
+    /// None does.
+    NotRegistered,
+    /// Some do and some do not: what is missing.
+    Partly(Vec<Part>),
+    /// A file cannot be read or parsed (the message names it). `server` says whether the MCP
+    /// server file holds berth's entry; `None` when that file is the unreadable one.
+    Unreadable {
+        /// Why, naming the file.
+        why: String,
+        /// Whether berth's server entry is there.
+        server: Option<bool>,
+    },
+}
+
+/// One file's part of a registration, as found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    /// The file.
+    pub file: PathBuf,
+    /// Whether it is the MCP server's file (else a hooks file).
+    pub server: bool,
+    /// Whether it holds berth's part.
+    pub present: bool,
+    /// Another client shares this file's entries (VS Code runs Claude Code's hooks).
+    pub shared_with: Option<Client>,
+}
+
+impl Standing {
+    /// Whether berth's MCP server entry is there (so its environment can be checked).
+    pub fn has_server(&self) -> bool {
+        match self {
+            Standing::Registered => true,
+            Standing::NotRegistered => false,
+            Standing::Partly(parts) => parts.iter().any(|p| p.server && p.present),
+            Standing::Unreadable { server, .. } => server.unwrap_or(false),
         }
     }
-    found
+}
+
+/// Every client's registration in each scope it has: the user's files, and the current
+/// directory's project files.
+pub fn survey(loc: &Locations, programs: &Programs) -> Vec<Registration> {
+    let user: Vec<PathBuf> = CLIENTS
+        .iter()
+        .filter_map(|c| clients::files(*c, Scope::User, loc, programs).ok())
+        .flatten()
+        .map(|s| s.path)
+        .collect();
+    let mut out = Vec::new();
+    for scope in [Scope::User, Scope::Project] {
+        for client in CLIENTS {
+            let Ok(mut specs) = clients::files(client, scope, loc, programs) else {
+                continue;
+            };
+            if scope == Scope::Project {
+                // In the home folder, a project's files are the user's own.
+                specs.retain(|s| !user.iter().any(|u| same_file(u, &s.path)));
+                if specs.first().is_none_or(|s| !is_server_file(s)) {
+                    continue;
+                }
+            }
+            let standing = standing(scope, &specs, loc, programs);
+            out.push(Registration {
+                client,
+                scope,
+                specs,
+                standing,
+            });
+        }
+    }
+    out
+}
+
+/// How much of `client`'s registration in `scope` its files (`specs`, the server's first) hold.
+fn standing(scope: Scope, specs: &[FileSpec], loc: &Locations, programs: &Programs) -> Standing {
+    let mut parts = Vec::new();
+    let mut server = None;
+    for spec in specs {
+        let is_server = is_server_file(spec);
+        // Without this client's server entry, a file it shares with a registered client is
+        // that client's.
+        let others = spec
+            .shared_with
+            .is_some_and(|other| other_holds_server(other, scope, loc, programs));
+        if !is_server && server == Some(false) && others {
+            continue;
+        }
+        let present = match holds_part(spec) {
+            Ok(p) => p,
+            Err(why) => return Standing::Unreadable { why, server },
+        };
+        if is_server {
+            server = Some(present);
+        }
+        parts.push(Part {
+            file: spec.path.clone(),
+            server: is_server,
+            present,
+            shared_with: spec.shared_with,
+        });
+    }
+    if parts.iter().all(|p| p.present) {
+        Standing::Registered
+    } else if parts.iter().all(|p| !p.present) {
+        Standing::NotRegistered
+    } else {
+        Standing::Partly(parts)
+    }
+}
+
+/// Whether `other`'s MCP server file in `scope` holds berth's entry (one that cannot be read
+/// counts as holding it, as uninstall counts it).
+fn other_holds_server(other: Client, scope: Scope, loc: &Locations, programs: &Programs) -> bool {
+    clients::files(other, scope, loc, programs)
+        .ok()
+        .and_then(|f| f.into_iter().next())
+        .is_some_and(|mcp| files::has_server(&mcp))
+}
+
+/// Whether `spec` is an MCP server file (else a hooks file).
+fn is_server_file(spec: &FileSpec) -> bool {
+    matches!(spec.edit, Edit::Toml(_) | Edit::Json(JsonEdit::Mcp { .. }))
+}
+
+/// Whether `spec`'s file holds berth's part: its server entry named `berth`, or a hook
+/// handler that runs `berth-hook`. An error names a file that cannot be read or parsed.
+fn holds_part(spec: &FileSpec) -> Result<bool, String> {
+    let text = files::read(spec)?.unwrap_or_default();
+    let refuse = |why: String| format!("{}: {why}", spec.path.display());
+    Ok(match &spec.edit {
+        Edit::Json(JsonEdit::Mcp { container, .. }) => json::parse(&text, spec.reader)
+            .map_err(refuse)?
+            .get(*container)
+            .and_then(|s| s.get(SERVER_NAME))
+            .is_some(),
+        Edit::Toml(_) => toml::parse(&text)
+            .map_err(refuse)?
+            .get("mcp_servers")
+            .and_then(|s| s.get(SERVER_NAME))
+            .is_some(),
+        Edit::Json(_) => json::parse(&text, spec.reader)
+            .map_err(refuse)?
+            .get("hooks")
+            .is_some_and(runs_berth_hook),
+    })
+}
+
+/// Whether any string in `v` is a command that runs `berth-hook` (whatever the hook shape).
+fn runs_berth_hook(v: &Value) -> bool {
+    match v {
+        Value::String(s) => super::is_berth_hook_command(s),
+        Value::Array(a) => a.iter().any(runs_berth_hook),
+        Value::Object(m) => m.values().any(runs_berth_hook),
+        _ => false,
+    }
+}
+
+/// Whether two paths name one file (the same path, or both leading to one place).
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b || (a.canonicalize().ok().is_some() && a.canonicalize().ok() == b.canonicalize().ok())
 }
 
 /// The files of a registration whose content differs from what `berth
@@ -197,7 +337,7 @@ pub fn server_var(
     }
 }
 
-/// Whether Codex's user approved berth's two hooks, as Codex records it.
+/// Whether Codex's user approved berth's hooks, as Codex records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HookTrust {
     /// No berth hook is registered with Codex.

@@ -60,6 +60,13 @@ pub struct FileSpec {
 /// `settings.json`, hooks and all.
 const CLAUDE_CODE: Reader = Reader::plain("Claude Code");
 
+/// The tools Claude Code's pre-tool hook runs for: its own file-writing tools.
+const CLAUDE_CODE_WRITE_TOOLS: &str = "Write|Edit|MultiEdit|NotebookEdit";
+
+/// The tools Codex's pre-tool hook runs for: every file edit of Codex is an `apply_patch`,
+/// which its models run from a shell call (`Bash` to the hook) as often as directly.
+const CODEX_WRITE_TOOLS: &str = "apply_patch|Bash";
+
 /// Why a client cannot be registered as asked.
 #[derive(Debug)]
 pub struct Unsupported(pub String);
@@ -107,10 +114,17 @@ pub fn files(
             Hook {
                 event: "SessionStart",
                 command: format!("{hook} session-start"),
+                matcher: None,
             },
             Hook {
                 event: "Stop",
                 command: format!("{hook} stop"),
+                matcher: None,
+            },
+            Hook {
+                event: "PreToolUse",
+                command: format!("{hook} pre-tool"),
+                matcher: Some(CLAUDE_CODE_WRITE_TOOLS),
             },
         ])),
         shared_with: Some(shared_with),
@@ -129,10 +143,17 @@ pub fn files(
                         Hook {
                             event: "SessionStart",
                             command: format!("{hook} session-start --client codex"),
+                            matcher: None,
                         },
                         Hook {
                             event: "Stop",
                             command: format!("{hook} stop --client codex"),
+                            matcher: None,
+                        },
+                        Hook {
+                            event: "PreToolUse",
+                            command: format!("{hook} pre-tool --client codex"),
+                            matcher: Some(CODEX_WRITE_TOOLS),
                         },
                     ])),
                     // Measured with 0.171: a comment makes Codex skip the file.
@@ -155,10 +176,12 @@ pub fn files(
                         Hook {
                             event: "sessionStart",
                             command: format!("{hook} session-start --client cursor"),
+                            matcher: None,
                         },
                         Hook {
                             event: "stop",
                             command: format!("{hook} stop --client cursor"),
+                            matcher: None,
                         },
                     ])),
                     Reader::plain("Cursor"),
@@ -182,10 +205,18 @@ pub fn files(
                             Hook {
                                 event: "sessionStart",
                                 command: format!("{hook} session-start --client copilot-cli"),
+                                matcher: None,
                             },
                             Hook {
                                 event: "agentStop",
                                 command: format!("{hook} stop --client copilot-cli"),
+                                matcher: None,
+                            },
+                            // It runs for every tool; the hook judges only create and edit.
+                            Hook {
+                                event: "preToolUse",
+                                command: format!("{hook} pre-tool --client copilot-cli"),
+                                matcher: None,
                             },
                         ],
                         shell,
@@ -398,7 +429,7 @@ pub fn after_install_hint(client: Client) -> &'static str {
     match client {
         Client::ClaudeCode => "restart Claude Code; `/mcp` lists the berth server",
         Client::Codex => {
-            "restart Codex, then approve berth's two hooks once in `/hooks` (Codex runs no hook the user has not trusted)"
+            "restart Codex, then approve berth's three hooks once in `/hooks` (Codex runs no hook the user has not trusted)"
         }
         Client::Vscode => {
             "reload VS Code and start the berth server from the MCP view (or `MCP: List Servers`)"

@@ -97,9 +97,8 @@ impl Planned {
 
     /// Writes the change: a first backup before it, the new content
     /// atomically (or removes the file), and a restored backup's removal
-    /// after it. Returns the backup that now holds the file's pre-install
-    /// content, if any.
-    pub fn write(&self) -> Result<Option<PathBuf>, String> {
+    /// after it.
+    pub fn write(&self) -> Result<Written, String> {
         let path = &self.path;
         if let (Backup::Save(b), Some(old), true) = (&self.backup, &self.old, self.changed()) {
             // Never replaces a backup (created exclusively): a later write by berth cannot
@@ -108,22 +107,39 @@ impl Planned {
                 .create_new(old)
                 .map_err(|e| format!("backing up {} to {}: {e}", path.display(), b.display()))?;
         }
+        let mut folders = Vec::new();
         if self.changed() {
             match &self.new {
-                Some(text) => self.place.write(text)?,
+                Some(text) => folders = self.place.write(text)?,
                 None => self.place.remove()?,
             }
         }
-        match &self.backup {
-            Backup::None => Ok(None),
-            Backup::Save(b) => Ok(self.changed().then(|| b.clone())),
-            Backup::Keep(b) => Ok(Some(b.clone())),
+        let backup = match &self.backup {
+            Backup::None => None,
+            Backup::Save(b) => self.changed().then(|| b.clone()),
+            Backup::Keep(b) => Some(b.clone()),
             Backup::Restore(_) => {
                 self.backup_place.remove()?;
-                Ok(None)
+                None
             }
-        }
+        };
+        Ok(Written { backup, folders })
     }
+
+    /// After an uninstall: removes the folders on the way to the file that berth's install
+    /// created and that hold nothing else now (`folders`). Returns those removed.
+    pub fn remove_left_folders(&self) -> Result<Vec<PathBuf>, String> {
+        self.place.remove_left_folders()
+    }
+}
+
+/// What writing a change did.
+#[derive(Debug, Default)]
+pub struct Written {
+    /// The backup that now holds the file's pre-install content, if any.
+    pub backup: Option<PathBuf>,
+    /// The folders created for the file, outermost first.
+    pub folders: Vec<PathBuf>,
 }
 
 /// The suffix of a file's backup, `<file>.berth-backup`: the file as it was before berth's

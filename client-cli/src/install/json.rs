@@ -17,6 +17,9 @@ pub struct Hook {
     pub event: &'static str,
     /// The shell command.
     pub command: String,
+    /// Which tools it runs for (Claude Code's and Codex's `matcher`, in the handler's
+    /// group); `None` for an event that has no tools.
+    pub matcher: Option<&'static str>,
 }
 
 /// What berth puts into one JSON file.
@@ -377,6 +380,16 @@ fn set_hook(list: &CstArray, hook: &Hook, shape: Shape) {
                 continue;
             }
             found = true;
+            if let (Some(m), Some(g)) = (hook.matcher, group.as_ref().and_then(CstNode::as_object))
+            {
+                match g.get("matcher") {
+                    Some(p) if p.to_serde_value().as_ref().and_then(Value::as_str) == Some(m) => {}
+                    Some(p) => p.set_value(CstInputValue::String(m.into())),
+                    None => {
+                        g.insert(0, "matcher", CstInputValue::String(m.into()));
+                    }
+                }
+            }
             if let Some(prop) = h.as_object().and_then(|o| o.get(key))
                 && prop.to_serde_value().as_ref().and_then(Value::as_str)
                     != Some(hook.command.as_str())
@@ -396,7 +409,12 @@ fn set_hook(list: &CstArray, hook: &Hook, shape: Shape) {
         let handler = input(&shape.handler(&hook.command));
         list.append(match shape {
             Shape::Nested => {
-                CstInputValue::Object(vec![("hooks".into(), CstInputValue::Array(vec![handler]))])
+                let mut group = Vec::new();
+                if let Some(m) = hook.matcher {
+                    group.push(("matcher".into(), CstInputValue::String(m.into())));
+                }
+                group.push(("hooks".into(), CstInputValue::Array(vec![handler])));
+                CstInputValue::Object(group)
             }
             _ => handler,
         });
@@ -439,10 +457,12 @@ mod tests {
             Hook {
                 event: "SessionStart",
                 command: "/b/berth-hook session-start".into(),
+                matcher: None,
             },
             Hook {
                 event: "Stop",
                 command: "/b/berth-hook stop".into(),
+                matcher: None,
             },
         ])
     }
@@ -526,12 +546,44 @@ mod tests {
     }
 
     #[test]
+    fn a_pre_tool_hook_goes_in_with_its_matcher_and_out_byte_for_byte() {
+        let pre = JsonEdit::NestedHooks(vec![Hook {
+            event: "PreToolUse",
+            command: "/b/berth-hook pre-tool".into(),
+            matcher: Some("Write|Edit"),
+        }]);
+        let original = "{\n  \"hooks\": {\n    \"PreToolUse\": [\n      {\n        \"matcher\": \"Bash\",\n        \"hooks\": [{\"type\": \"command\", \"command\": \"lint\"}]\n      }\n    ]\n  }\n}\n";
+        let installed = check_round_trip(original, &pre, PLAIN);
+        let v = parse(&installed, PLAIN).unwrap();
+        assert_eq!(
+            v["hooks"]["PreToolUse"][1],
+            json!({"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "/b/berth-hook pre-tool"}]})
+        );
+        assert_eq!(v["hooks"]["PreToolUse"][0]["matcher"], "Bash");
+        // A matcher changed by hand is set back; one removed is put back first.
+        for text in [
+            r#"{"hooks": {"PreToolUse": [{"matcher": "Read", "hooks": [{"type": "command", "command": "/b/berth-hook pre-tool"}]}]}}"#,
+            r#"{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "/b/berth-hook pre-tool"}]}]}}"#,
+        ] {
+            let doc = Doc::parse(text, PLAIN).unwrap();
+            install(&doc, &pre).unwrap();
+            assert_eq!(
+                doc.value()["hooks"]["PreToolUse"][0]["matcher"],
+                "Write|Edit",
+                "{}",
+                doc.text()
+            );
+        }
+    }
+
+    #[test]
     fn a_moved_hook_program_is_updated_not_duplicated() {
         let doc = Doc::parse("{}", PLAIN).unwrap();
         install(&doc, &nested()).unwrap();
         let moved = JsonEdit::NestedHooks(vec![Hook {
             event: "Stop",
             command: "/new/berth-hook stop".into(),
+            matcher: None,
         }]);
         install(&doc, &moved).unwrap();
         let v = doc.value();

@@ -7,12 +7,15 @@
 //! file's every byte outside berth's entries and judging it by the rule of
 //! the client that reads it; `files` plans, backs up
 //! and writes, reaching each file through its `place` (a project's beneath
-//! the project folder, through no link). Where the files live comes from [`Locations`], built from the
-//! process environment at one place so tests can point it into a temp dir.
+//! the project folder, through no link); `folders` records the folders install creates, so
+//! uninstall removes them once they are empty again. Where the files live comes from
+//! [`Locations`], built from the process environment at one place so tests can point it into a
+//! temp dir.
 
 pub mod audit;
 pub mod clients;
 pub mod files;
+pub mod folders;
 pub mod json;
 pub mod jsonc;
 pub mod place;

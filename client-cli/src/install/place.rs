@@ -17,6 +17,8 @@ use berth_proto::careful_open::{self, is_link_refusal};
 use berth_proto::codes::Code;
 use cap_std::fs::Dir;
 
+use super::folders;
+
 /// The most berth reads of one config file: the syntax tree that keeps a
 /// JSON file's layout takes tens of times the text in memory
 /// (docs/decisions/0043-json-with-comments-edited-in-place.md).
@@ -150,7 +152,7 @@ impl Place {
         let opened = match &self.how {
             How::Path => careful_open::open_read_following(&self.path),
             How::Beneath(b) => {
-                let Some((dir, name)) = b.folder(false)? else {
+                let Some((dir, name)) = b.folder(None)? else {
                     return Ok(None);
                 };
                 match careful_open::open_read_in(&dir, name) {
@@ -197,30 +199,95 @@ impl Place {
         match &self.how {
             How::Path => std::fs::symlink_metadata(&self.path).is_ok(),
             How::Beneath(b) => matches!(
-                b.folder(false),
+                b.folder(None),
                 Ok(Some((dir, name))) if dir.symlink_metadata(name).is_ok()
             ),
         }
     }
 
     /// Replaces the file with `text` atomically (`berth_proto::atomic`), creating missing
-    /// folders (beneath the project: one at a time, none through a link).
-    pub fn write(&self, text: &str) -> Result<(), String> {
+    /// folders (beneath the project: one at a time, none through a link), each recorded as
+    /// berth's ([`folders`]). Returns the folders it created, outermost first.
+    pub fn write(&self, text: &str) -> Result<Vec<PathBuf>, String> {
         let failed = |e: std::io::Error| format!("writing {}: {e}", self.path.display());
         match &self.how {
             How::Path => {
-                if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(dir).map_err(failed)?;
-                }
-                berth_proto::atomic::write_atomic(&self.path, text.as_bytes()).map_err(failed)
+                let made = match self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    Some(dir) => make_folders(dir).map_err(failed)?,
+                    None => Vec::new(),
+                };
+                berth_proto::atomic::write_atomic(&self.path, text.as_bytes()).map_err(failed)?;
+                Ok(made)
             }
-            How::Beneath(b) => match b.folder(true).map_err(Unusable::message)? {
-                Some((dir, name)) => {
-                    berth_proto::atomic::replace(&dir, name, text.as_bytes()).map_err(failed)
+            How::Beneath(b) => {
+                let mut made = Vec::new();
+                match b.folder(Some(&mut made)).map_err(Unusable::message)? {
+                    Some((dir, name)) => {
+                        berth_proto::atomic::replace(&dir, name, text.as_bytes()).map_err(failed)?
+                    }
+                    None => return Err(failed(std::io::ErrorKind::NotFound.into())),
                 }
-                None => Err(failed(std::io::ErrorKind::NotFound.into())),
-            },
+                Ok(made)
+            }
         }
+    }
+
+    /// Removes the folders on the way to the file that berth's install created and that now
+    /// hold nothing else, innermost first, up to the first that stays ([`folders`]); never the
+    /// project folder. Returns those removed.
+    pub fn remove_left_folders(&self) -> Result<Vec<PathBuf>, String> {
+        let failed =
+            |p: &Path, e: std::io::Error| format!("removing the folder {}: {e}", p.display());
+        let mut removed = Vec::new();
+        match &self.how {
+            How::Path => {
+                for folder in self.path.ancestors().skip(1) {
+                    let (Some(parent), Some(name)) = (folder.parent(), folder.file_name()) else {
+                        break;
+                    };
+                    let parent = match Dir::open_ambient_dir(parent, cap_std::ambient_authority()) {
+                        Ok(d) => d,
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+                        Err(e) => return Err(failed(folder, e)),
+                    };
+                    if !folders::remove_if_left_empty(&parent, name)
+                        .map_err(|e| failed(folder, e))?
+                    {
+                        break;
+                    }
+                    removed.push(folder.to_path_buf());
+                }
+            }
+            How::Beneath(b) => {
+                let Some((_, parents)) = b.names.split_last() else {
+                    return Ok(removed);
+                };
+                // Handles from the project folder down, as far as the folders are there.
+                let root = b.root.try_clone().map_err(|e| failed(&b.project, e))?;
+                let mut dirs = vec![root];
+                for part in parents {
+                    match careful_open::open_dir_in(&dirs[dirs.len() - 1], part) {
+                        Ok(d) => dirs.push(d),
+                        Err(_) => break,
+                    }
+                }
+                while dirs.len() > 1 {
+                    // The folder's own handle is closed before it is removed (Windows).
+                    drop(dirs.pop());
+                    let i = dirs.len() - 1;
+                    let shown = parents[..=i]
+                        .iter()
+                        .fold(b.project.clone(), |p, n| p.join(n));
+                    if !folders::remove_if_left_empty(&dirs[i], &parents[i])
+                        .map_err(|e| failed(&shown, e))?
+                    {
+                        break;
+                    }
+                    removed.push(shown);
+                }
+            }
+        }
+        Ok(removed)
     }
 
     /// Creates the file with `text`, never replacing anything already at its name (a file, or
@@ -234,7 +301,7 @@ impl Place {
                 .open(&self.path),
             How::Beneath(b) => {
                 let (dir, name) = b
-                    .folder(false)
+                    .folder(None)
                     .map_err(|e| std::io::Error::other(e.message()))?
                     .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
                 let mut options = cap_std::fs::OpenOptions::new();
@@ -254,7 +321,7 @@ impl Place {
     pub fn remove(&self) -> Result<(), String> {
         let r = match &self.how {
             How::Path => std::fs::remove_file(&self.path),
-            How::Beneath(b) => match b.folder(false).map_err(Unusable::message)? {
+            How::Beneath(b) => match b.folder(None).map_err(Unusable::message)? {
                 Some((dir, name)) => dir.remove_file(name),
                 None => Ok(()),
             },
@@ -270,9 +337,12 @@ impl Place {
 
 impl Beneath {
     /// The folder holding the file, opened from the project's handle one name at a time with
-    /// no link followed, and the file's name. `None` when a folder is missing and `make` is
-    /// false; with `make`, missing folders are created.
-    fn folder(&self, make: bool) -> Result<Option<(Dir, &OsStr)>, Unusable> {
+    /// no link followed, and the file's name. `None` when a folder is missing and `made` is
+    /// `None`; with `made`, missing folders are created, recorded as berth's, and listed there.
+    fn folder(
+        &self,
+        mut made: Option<&mut Vec<PathBuf>>,
+    ) -> Result<Option<(Dir, &OsStr)>, Unusable> {
         let Some((name, parents)) = self.names.split_last() else {
             return Err(Unusable::Failed(format!(
                 "no file named inside {}",
@@ -291,16 +361,14 @@ impl Beneath {
             let failed = |e: std::io::Error| {
                 Unusable::Failed(format!("opening the folder {}: {e}", shown.display()))
             };
-            let opened = match careful_open::open_dir_in(&at, part) {
-                Err(e) if make && e.kind() == std::io::ErrorKind::NotFound => {
-                    match at.create_dir(part) {
-                        Ok(()) => {}
-                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                        Err(e) => return Err(failed(e)),
+            let opened = match (careful_open::open_dir_in(&at, part), made.as_mut()) {
+                (Err(e), Some(made)) if e.kind() == std::io::ErrorKind::NotFound => {
+                    if folders::create(&at, part).map_err(failed)? {
+                        made.push(shown.clone());
                     }
                     careful_open::open_dir_in(&at, part)
                 }
-                r => r,
+                (r, _) => r,
             };
             at = match opened {
                 Ok(d) => d,
@@ -324,6 +392,35 @@ impl Beneath {
             self.project.display()
         ))
     }
+}
+
+/// Creates the missing folders of `dir`, outermost first, each recorded as berth's
+/// ([`folders`]); a folder already there, even a link to one, is left as it is. Returns those
+/// created.
+fn make_folders(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut missing = Vec::new();
+    let mut at = dir;
+    while let Err(e) = std::fs::symlink_metadata(at) {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            return Err(e);
+        }
+        missing.push(at);
+        match at.parent() {
+            Some(p) if !p.as_os_str().is_empty() => at = p,
+            _ => break,
+        }
+    }
+    let mut made = Vec::new();
+    for folder in missing.into_iter().rev() {
+        let (Some(parent), Some(name)) = (folder.parent(), folder.file_name()) else {
+            continue;
+        };
+        let parent = Dir::open_ambient_dir(parent, cap_std::ambient_authority())?;
+        if folders::create(&parent, name)? {
+            made.push(folder.to_path_buf());
+        }
+    }
+    Ok(made)
 }
 
 /// What a file that is not a regular file is, in words.

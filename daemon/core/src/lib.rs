@@ -14,16 +14,22 @@
 //! - [`explain`]: the walk in words.
 //! - [`homeguard`]: the lexical local-home guard.
 //! - [`qualify`]: the qualified path forms.
+//! - [`guard`]: the native-tool guard's rule, whether a write lands in another workspace's
+//!   folders.
 //! - [`notice`]: the ask-once text.
 //! - [`instructions`]: the MCP server instructions.
 //! - [`scratch`]: what the scratch sweep removes at a given time.
 //! - [`use_plan`]: everything `workspace use` writes, decided before anything is written.
+//! - [`ancestry`]: which client process started a hook or an MCP server, over a process table
+//!   the daemon reads.
 //! - [`text`]: shared wording and the one escaping function for human output.
 //! - `memfs` (tests, or the `test-support` feature): an in-memory [`fsview::FsView`].
 
+pub mod ancestry;
 pub mod claim;
 pub mod explain;
 pub mod fsview;
+pub mod guard;
 pub mod homeguard;
 pub mod instructions;
 #[cfg(any(test, feature = "test-support"))]

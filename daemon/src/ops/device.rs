@@ -13,6 +13,7 @@ use crate::cache::{CacheConfig, LookupCache};
 use crate::error::BerthError;
 use crate::ops::answers::Answers;
 use crate::ops::live::Sessions;
+use crate::ops::started_in::StartedIn;
 use crate::pool::Pool;
 use crate::store::{Store, StoreError};
 use berth_core::registry::Registry;
@@ -41,6 +42,8 @@ pub struct Device {
     project_files: Mutex<()>,
     /// Resolutions from memory, kept while the cache and the registry stay as they were.
     answers: Answers,
+    /// Where each client session started, as its session-start hook said.
+    started_in: StartedIn,
 }
 
 impl Device {
@@ -73,6 +76,7 @@ impl Device {
             pool: Pool::default(),
             project_files: Mutex::new(()),
             answers: Answers::default(),
+            started_in: StartedIn::default(),
         })
     }
 
@@ -109,6 +113,11 @@ impl Device {
     /// Resolutions from memory, kept while the cache and the registry stay as they were.
     pub(crate) fn answers(&self) -> &Answers {
         &self.answers
+    }
+
+    /// Where each client session started, as its session-start hook said.
+    pub(crate) fn started_in(&self) -> &StartedIn {
+        &self.started_in
     }
 
     /// Where blocking work runs.

@@ -30,7 +30,7 @@ impl Device {
             .unwrap_or_else(|_| self.data_dir().join("log"));
         Ok(Diagnosis {
             data_dir: self.data_dir().to_path_buf(),
-            database: self.data_dir().join("berth.db"),
+            database: berth_proto::paths::database_path(self.data_dir()),
             integrity: self.store().quick_check()?,
             log_file: state.join(berth_proto::logfile::DAEMON_LOG),
         })

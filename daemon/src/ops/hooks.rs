@@ -2,11 +2,15 @@
 //! the conversation and hands back the configured stop command. The hook
 //! process runs that command itself, bounded in time.
 
+use std::time::Instant;
+
 use berth_proto::text::escaped;
 
 use crate::error::BerthError;
 use crate::ops::caller::Caller;
 use crate::ops::device::Device;
+use crate::ops::links::{Link, link_of};
+use crate::ops::live::Peer;
 use crate::store::Conversation;
 use berth_core::qualify::{Own, own_folder};
 use berth_core::resolve::{Answer, Mode};
@@ -23,6 +27,8 @@ pub struct HookCall<'a> {
     pub client_session_id: &'a str,
     /// The transcript, when given.
     pub transcript_path: &'a str,
+    /// The hook process, as the kernel names it.
+    pub peer: Peer,
 }
 
 /// What the hook should do.
@@ -43,9 +49,12 @@ impl Device {
     pub fn hook(&self, caller: &Caller, call: &HookCall<'_>) -> Result<HookOutcome, BerthError> {
         let answer = self.resolve(caller, "", None, Mode::Agent)?;
         match call.event {
-            "session-start" => self
-                .session_start(answer, call, true)?
-                .ok_or_else(|| BerthError::internal("a session-start line was not written")),
+            "session-start" => {
+                self.started_in()
+                    .record(call.client, call.client_session_id, &caller.cwd);
+                self.session_start(answer, call, true)?
+                    .ok_or_else(|| BerthError::internal("a session-start line was not written"))
+            }
             "stop" => {
                 self.store().record_conversation(&Conversation {
                     client_session_id: call.client_session_id,
@@ -78,8 +87,9 @@ impl Device {
     /// A `session-start` answered from memory, with no I/O, so that it may run on an async
     /// worker without the pool's hops (docs/decisions/0034-device-context-from-memory.md):
     /// `None` when the folder's resolution is not in memory (ADR 0025), or when the line
-    /// needs the store (the question linked to an MCP session, or a scratch folder's
-    /// lifetime setting). The pool then runs [`Device::hook`] as before.
+    /// needs the store or the process table (a question, which is linked to an MCP session by
+    /// the client's session id or its process, or a scratch folder's lifetime setting). The
+    /// pool then runs [`Device::hook`] as before.
     pub fn session_start_in_memory(
         &self,
         caller: &Caller,
@@ -89,7 +99,12 @@ impl Device {
             Ok(answer) => answer,
             Err(e) => return Some(Err(e)),
         };
-        self.session_start(answer, call, false).transpose()
+        let outcome = self.session_start(answer, call, false).transpose();
+        if matches!(outcome, Some(Ok(_))) {
+            self.started_in()
+                .record(call.client, call.client_session_id, &caller.cwd);
+        }
+        outcome
     }
 
     /// The session-start line for `answer`; `None` when it would read the store and
@@ -103,21 +118,27 @@ impl Device {
         let reg = self.registry();
         let notice = berth_core::notice::notice(&answer, &reg.names());
         let scratch = own_folder(&answer, reg.workspaces.len()) == Own::Scratch;
-        let linked = notice.is_some() && !call.client_session_id.is_empty();
-        if !may_use_store && (linked || scratch) {
+        if !may_use_store && (notice.is_some() || scratch) {
             return Ok(None);
         }
-        // Linked to the MCP session by the client's id: ask once.
-        let ask = match &notice {
-            Some(_) if linked => self.store().take_ask(call.client_session_id)?,
-            Some(_) => true,
-            None => false,
+        let id = call.client_session_id;
+        // Without an MCP session of its client session id, the client process may link one.
+        let link = ((notice.is_some() || scratch) && self.live_session_of_client(id).is_none())
+            .then(|| link_of(call.peer.pid, &answer.directory))
+            .flatten();
+        // Asked once between the hook and its MCP session, whichever links them.
+        let ask = notice.is_some() && {
+            let by_id = id.is_empty() || self.store().take_ask(id)?;
+            let by_process = link
+                .as_ref()
+                .is_none_or(|l| self.sessions().hook_asks(l, Instant::now()));
+            by_id && by_process
         };
         let line = match notice {
             Some(n) if ask => n,
             _ => plain_line(&answer),
         };
-        let scratch = scratch.then(|| self.scratch_line(call.client_session_id));
+        let scratch = scratch.then(|| self.scratch_line(id, link.as_ref()));
         let context = berth_core::notice::joined(
             Some(line),
             berth_core::notice::joined(scratch, berth_core::notice::notes(&answer)),
@@ -135,16 +156,19 @@ impl Device {
 impl Device {
     /// What a session without a project must know about its own folder:
     /// where it is, and that it is temporary. The MCP session of the same
-    /// client session names the exact folder when it registered first;
-    /// otherwise the folder the scratch folders live in is named.
-    fn scratch_line(&self, client_session_id: &str) -> String {
+    /// client session (by its id, or else by `link`) names the exact folder when it
+    /// registered first; otherwise the folder the scratch folders live in is named.
+    fn scratch_line(&self, client_session_id: &str, link: Option<&Link>) -> String {
         let stored = self
             .store()
             .get_setting(Setting::ScratchKeepHours.key())
             .ok()
             .flatten();
         let keep = Setting::ScratchKeepHours.number(stored.as_deref());
-        let folder = match self.live_session_of_client(client_session_id) {
+        let linked = self
+            .live_session_of_client(client_session_id)
+            .or_else(|| self.live_session_linked(link?));
+        let folder = match linked {
             Some(id) => format!("its scratch folder {}", shown(&self.scratch_dir(&id))),
             None => format!(
                 "a scratch folder of its own in {}",
@@ -192,6 +216,7 @@ mod memory_tests {
             client: "claude-code",
             client_session_id,
             transcript_path: "",
+            peer: Peer::default(),
         }
     }
 
@@ -228,14 +253,13 @@ mod memory_tests {
         // No notice, so a linked session has nothing to take from the store either.
         assert!(d.session_start_in_memory(&here, &call("c-1")).is_some());
 
-        // An unapproved project asks; linked to an MCP session, the question is in the store.
+        // An unapproved project asks; whether its MCP session already did is in the store (by
+        // the client's session id) or found through the process table (without one).
         let there = caller(&unknown);
-        let pooled = d.hook(&there, &call("")).unwrap();
-        let remembered = d
-            .session_start_in_memory(&there, &call(""))
-            .unwrap()
-            .unwrap();
-        assert_eq!(remembered.context, pooled.context);
+        d.hook(&there, &call("")).unwrap();
+        let held = d.resolve_in_memory(&there, "", None, Mode::Agent);
+        assert!(held.is_some_and(|a| a.is_ok()), "the folder is in memory");
+        assert!(d.session_start_in_memory(&there, &call("")).is_none());
         assert!(d.session_start_in_memory(&there, &call("c-2")).is_none());
 
         // A folder outside every project gets a scratch line, whose lifetime is a setting.

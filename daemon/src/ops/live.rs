@@ -5,11 +5,13 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
 
 use berth_core::resolve::Answer;
 
 use crate::error::BerthError;
 use crate::ops::caller::Caller;
+use crate::ops::links::{Link, Pending};
 
 /// The process at the other end of a request's connection, as the kernel names it
 /// (`SO_PEERCRED` on Linux, `LOCAL_PEEREPID` on macOS, `GetNamedPipeClientProcessId` on
@@ -44,6 +46,11 @@ pub struct Session {
     /// Which registration of the id this is, so that the end of a replaced registration's
     /// stream does not end the one that replaced it.
     pub registration: u64,
+    /// Without a client session id: the client process and folder that link it to its
+    /// session-start hook, when the system tells them.
+    pub link: Option<Link>,
+    /// Linked that way: whether the question was put, by its hook or by its own first result.
+    pub asked: bool,
 }
 
 /// Who holds a session id that another process asked for.
@@ -63,6 +70,9 @@ pub struct Sessions {
     /// check and the insert, and another process must not slip in between.
     claims: Mutex<HashMap<String, Peer>>,
     registrations: AtomicU64,
+    /// Hooks that put the question before their linked session registered. Locked only while
+    /// the table is.
+    pending: Mutex<Pending>,
 }
 
 /// The right to register `id` again, until it is inserted or dropped.
@@ -114,11 +124,39 @@ impl Sessions {
         })
     }
 
-    /// Inserts a session registered under `claim`, or a new one (`None`: a fresh id).
-    pub(super) fn insert(&self, claim: Option<Claim<'_>>, session: Session) {
+    fn pending(&self) -> MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Inserts a session registered under `claim`, or a new one (`None`: a fresh id). A linked
+    /// session whose hook already put the question counts as asked.
+    pub(super) fn insert(&self, claim: Option<Claim<'_>>, mut session: Session, now: Instant) {
         let mut live = self.table();
+        if let Some(link) = &session.link
+            && self.pending().take(link, now)
+        {
+            session.asked = true;
+        }
         live.insert(session.id.clone(), session);
         drop(claim);
+    }
+
+    /// A session-start hook with `link` puts the question: `false` when its linked session was
+    /// already asked (by its first result, or another hook of it); otherwise that session, or
+    /// the one that registers with `link` later, counts as asked from now on.
+    pub(super) fn hook_asks(&self, link: &Link, now: Instant) -> bool {
+        let mut live = self.table();
+        let linked = live
+            .values_mut()
+            .filter(|s| s.link.as_ref() == Some(link))
+            .min_by_key(|s| (s.asked, s.registration));
+        match linked {
+            Some(s) => !std::mem::replace(&mut s.asked, true),
+            None => {
+                self.pending().insert(link.clone(), now);
+                true
+            }
+        }
     }
 
     /// Removes registration `registration` of `id`; `false` when a later registration has

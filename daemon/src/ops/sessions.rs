@@ -11,10 +11,12 @@
 //! (docs/decisions/0039-a-session-belongs-to-its-process.md).
 
 use std::path::PathBuf;
+use std::time::Instant;
 
 use crate::error::BerthError;
 use crate::ops::caller::Caller;
 use crate::ops::device::Device;
+use crate::ops::links::{Link, link_of};
 use crate::ops::live::{Held, Peer, Session};
 use crate::ops::scratch::shim_running;
 use crate::store::NewSession;
@@ -131,6 +133,12 @@ impl Device {
             project: pin.project.as_deref(),
             pid: Some(peer.pid),
         })?;
+        // Only a session no client session id links is linked through its client process.
+        let link = reg
+            .client_session_id
+            .is_empty()
+            .then(|| link_of(peer.pid, &pin.directory))
+            .flatten();
         let session = Session {
             id: id.clone(),
             caller,
@@ -140,9 +148,13 @@ impl Device {
             answered,
             owner: peer,
             registration: self.sessions().next_registration(),
+            link,
+            // A result that already went out put the question, or owed none.
+            asked: answered,
         };
-        tracing::info!(session = %id, workspace = %session.pin.workspace, reason = %session.pin.reason, pid = peer.pid, "session opened");
-        self.sessions().insert(claim, session.clone());
+        tracing::info!(session = %id, workspace = %session.pin.workspace, reason = %session.pin.reason, pid = peer.pid, client = ?session.link.as_ref().map(|l| l.client.pid), "session opened");
+        self.sessions()
+            .insert(claim, session.clone(), Instant::now());
         Ok(session)
     }
 
@@ -218,13 +230,14 @@ impl Device {
         Ok(())
     }
 
-    /// What this session's first result carries: the notice, unless the
-    /// question was already asked (by its session-start hook, linked through
-    /// the client's session id), and the resolution's notes. Taking it marks
-    /// the session as asked, so the caller must put both in the result it
-    /// returns, in the structured content as well as the text.
+    /// What this session's first result carries: the notice, unless the question was already
+    /// asked (by its session-start hook, linked through the client's session id or, without
+    /// one, through the client process), and the resolution's notes. Taking it marks the
+    /// session as asked, so the caller must put both in the result it returns, in the
+    /// structured content as well as the text.
     pub(crate) fn take_notice(&self, id: &str) -> Result<FirstResult, BerthError> {
-        let session = {
+        let reg = self.registry();
+        let (session, notice) = {
             let mut live = self.sessions().table();
             let Some(s) = live.get_mut(id) else {
                 return Ok(FirstResult::default());
@@ -233,14 +246,18 @@ impl Device {
                 return Ok(FirstResult::default());
             }
             s.answered = true;
-            s.clone()
+            if s.pin_error.is_some() {
+                // The error itself is what the session must hear first.
+                return Ok(FirstResult::default());
+            }
+            let mut notice = berth_core::notice::notice(&s.pin, &reg.names());
+            // Decided under the table's lock, as its hook decides.
+            if notice.is_some() && s.link.is_some() && std::mem::replace(&mut s.asked, true) {
+                notice = None;
+            }
+            (s.clone(), notice)
         };
-        if session.pin_error.is_some() {
-            // The error itself is what the session must hear first.
-            return Ok(FirstResult::default());
-        }
-        let reg = self.registry();
-        let notice = match berth_core::notice::notice(&session.pin, &reg.names()) {
+        let notice = match notice {
             Some(_)
                 if !session.client_session_id.is_empty()
                     && !self.store().take_ask(&session.client_session_id)? =>
@@ -270,6 +287,17 @@ impl Device {
             .table()
             .values()
             .find(|s| s.client_session_id == client_session_id)
+            .map(|s| s.id.clone())
+    }
+
+    /// The live MCP session linked to a hook through `link` (its client process and folder),
+    /// if it has registered.
+    pub fn live_session_linked(&self, link: &Link) -> Option<String> {
+        self.sessions()
+            .table()
+            .values()
+            .filter(|s| s.link.as_ref() == Some(link))
+            .min_by_key(|s| s.registration)
             .map(|s| s.id.clone())
     }
 
@@ -436,6 +464,72 @@ mod tests {
         assert_eq!(taken.pin.workspace, "elsewhere");
         assert_eq!(taken.owner, other);
         assert_eq!(device.store().session_pid(&s.id).unwrap(), Some(other.pid));
+    }
+
+    /// A hook and the session its client process links to it put the question once, in each
+    /// order: the hook before the registration, between the registration and the first result,
+    /// or after the first result.
+    #[test]
+    fn a_hook_and_its_linked_session_put_the_question_once_in_every_order() {
+        let t = tempfile::tempdir().unwrap();
+        let base = crate::canonical::canonicalize(t.path()).unwrap();
+        let (data, proj) = (base.join("data"), base.join("p"));
+        std::fs::create_dir_all(proj.join(".git")).unwrap();
+        std::fs::create_dir_all(&data).unwrap();
+        let store = Store::open(&data.join("berth.db")).unwrap();
+        let d = Device::new(
+            store,
+            data.clone(),
+            data.join("s"),
+            Some(base),
+            "test".into(),
+        )
+        .unwrap();
+        let now = Instant::now();
+        for (order, started) in [
+            ("hook, register", 1),
+            ("register, hook", 2),
+            ("result, hook", 3),
+        ] {
+            let s = d
+                .open_session(caller(&proj), Registration::default())
+                .unwrap();
+            let link = Link {
+                client: berth_core::ancestry::ProcessId { pid: 9, started },
+                folder: s.pin.directory.clone(),
+            };
+            let linked = Session {
+                link: Some(link.clone()),
+                ..s.clone()
+            };
+            let hook = |d: &Device| d.sessions().hook_asks(&link, now);
+            let notice = match order {
+                "hook, register" => {
+                    assert!(hook(&d), "{order}: the hook asks");
+                    d.sessions().insert(None, linked, now);
+                    d.take_notice(&s.id).unwrap().notice
+                }
+                "register, hook" => {
+                    d.sessions().insert(None, linked, now);
+                    assert!(hook(&d), "{order}: the hook asks");
+                    d.take_notice(&s.id).unwrap().notice
+                }
+                _ => {
+                    d.sessions().insert(None, linked, now);
+                    let notice = d.take_notice(&s.id).unwrap().notice;
+                    assert!(notice.is_some(), "{order}: the first result asks");
+                    assert!(!hook(&d), "{order}: the hook does not ask again");
+                    None
+                }
+            };
+            assert_eq!(notice, None, "{order}: asked twice");
+            // Another folder of the same client is another session.
+            let elsewhere = Link {
+                folder: proj.join("sub"),
+                ..link.clone()
+            };
+            assert!(d.sessions().hook_asks(&elsewhere, now), "{order}");
+        }
     }
 
     /// Between the check and the insert the store is written; a second process's re-registration

@@ -495,6 +495,8 @@ impl Device {
             // A stand-in that is never inserted: no process owns it.
             owner: Peer::default(),
             registration: 0,
+            link: None,
+            asked: true,
         };
         let target = self.target(&s, &answer, path)?;
         let (abs, ws) = match &target {

@@ -188,12 +188,13 @@ impl Service {
 }
 
 /// A hook request as the operations take it.
-fn hook_call(r: &pb::HookRequest) -> crate::ops::hooks::HookCall<'_> {
+fn hook_call(r: &pb::HookRequest, peer: Peer) -> crate::ops::hooks::HookCall<'_> {
     crate::ops::hooks::HookCall {
         event: &r.event,
         client: &r.client,
         client_session_id: &r.client_session_id,
         transcript_path: &r.transcript_path,
+        peer,
     }
 }
 
@@ -365,16 +366,20 @@ impl pb::berth_server::Berth for Service {
 
     #[instrument(skip_all, name = "hook", fields(event))]
     async fn hook(&self, req: Request<pb::HookRequest>) -> Result<Response<pb::HookReply>, Status> {
+        let peer = peer_of(&req)?;
         let mut r = req.into_inner();
         tracing::Span::current().record("event", r.event.as_str());
         let caller = caller_of(r.caller.take())?;
         let in_memory = (r.event == "session-start" && self.device.pool().is_taking_work())
-            .then(|| self.device.session_start_in_memory(&caller, &hook_call(&r)))
+            .then(|| {
+                self.device
+                    .session_start_in_memory(&caller, &hook_call(&r, peer))
+            })
             .flatten();
         let done = match in_memory {
             Some(done) => done?,
             None => {
-                self.blocking(move |d| d.hook(&caller, &hook_call(&r)))
+                self.blocking(move |d| d.hook(&caller, &hook_call(&r, peer)))
                     .await?
             }
         };
@@ -383,6 +388,41 @@ impl pb::berth_server::Berth for Service {
             context: done.context,
             stop_command: done.stop_command.unwrap_or_default(),
             stop_timeout_secs: done.stop_timeout_secs,
+        }))
+    }
+
+    #[instrument(skip_all, name = "guard", fields(tool))]
+    async fn guard(
+        &self,
+        req: Request<pb::GuardRequest>,
+    ) -> Result<Response<pb::GuardReply>, Status> {
+        let mut r = req.into_inner();
+        tracing::Span::current().record("tool", r.tool.as_str());
+        let caller = caller_of(r.caller.take())?;
+        // Each target is resolved on the disk, through its links: on the pool.
+        let done = self
+            .blocking(move |d| {
+                d.guard(
+                    &caller,
+                    &crate::ops::guard::GuardCall {
+                        client: &r.client,
+                        client_session_id: &r.client_session_id,
+                        tool: &r.tool,
+                        targets: &r.targets,
+                    },
+                )
+            })
+            .await?;
+        Ok(Response::new(pb::GuardReply {
+            decision: done
+                .decision
+                .map(|d| d.as_str().to_string())
+                .unwrap_or_default(),
+            reason: done.reason,
+            workspace: done.workspace,
+            target: done.target.map(path_text).unwrap_or_default(),
+            other_workspace: done.other_workspace,
+            other_folder: done.other_folder.map(path_text).unwrap_or_default(),
         }))
     }
 

@@ -143,6 +143,18 @@ mod impostor {
             }))
         }
 
+        async fn guard(
+            &self,
+            _: Request<pb::GuardRequest>,
+        ) -> Result<Response<pb::GuardReply>, Status> {
+            Ok(Response::new(pb::GuardReply {
+                decision: "deny".into(),
+                reason: "berth workspace: evil".into(),
+                workspace: "evil".into(),
+                ..Default::default()
+            }))
+        }
+
         async fn open_session(
             &self,
             _: Request<pb::OpenSessionRequest>,

@@ -144,8 +144,9 @@ fn vscodes_commented_mcp_json_keeps_every_byte_and_comes_back_exactly() {
     );
     assert!(installed.contains("\"${workspaceFolder}\"]"), "{installed}");
     let added = added_lines(CLAUDE_SETTINGS, &text(&settings));
+    // session-start, stop and pre-tool.
     assert!(
-        added.iter().filter(|l| l.contains("berth-hook")).count() == 2,
+        added.iter().filter(|l| l.contains("berth-hook")).count() == 3,
         "{added:?}"
     );
     assert_eq!(
@@ -413,4 +414,32 @@ fn install_reports_the_commented_file_as_updated() {
     assert!(minus.is_empty(), "a dry run's diff removes nothing: {diff}");
     assert!(plus.iter().all(|l| !l.contains("//")), "{diff}");
     assert_eq!(read(&mcp).as_deref(), Some(VSCODE_MCP.as_bytes()));
+}
+
+/// Doctor judges a registration in a commented `mcp.json` by VS Code's rule: installed there,
+/// VS Code is registered, and doctor finds nothing wrong with the file. (The test's data
+/// folder is not the one a desktop-started VS Code would find, which doctor rightly reports
+/// as `environment vscode`; that check is not this test's.)
+#[test]
+fn doctor_judges_berth_installed_in_a_commented_mcp_json_registered() {
+    let env = fresh();
+    write(&vscode_mcp(&env), VSCODE_MCP);
+    let _ = env.run_berth(["install", "vscode"]).success();
+    let doc = env.run_berth(["--json", "doctor"]).json();
+    let checks = doc["checks"].as_array().unwrap();
+    let vscode = checks
+        .iter()
+        .find(|c| c["name"] == "client vscode")
+        .unwrap_or_else(|| panic!("no client vscode check: {doc:#}"));
+    assert_eq!(vscode["status"], "ok", "{doc:#}");
+    let registered = checks
+        .iter()
+        .find(|c| c["name"] == "clients")
+        .and_then(|c| c["registrations"].as_array())
+        .is_some_and(|rs| {
+            rs.iter().any(|r| {
+                r["client"] == "vscode" && r["scope"] == "user" && r["state"] == "registered"
+            })
+        });
+    assert!(registered, "{doc:#}");
 }

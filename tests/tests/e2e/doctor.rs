@@ -7,6 +7,17 @@ use std::os::unix::fs::PermissionsExt;
 use berth_tests::{Run, TestEnv, VERSION, bin};
 use serde_json::Value;
 
+/// Every client berth registers with.
+const CLIENTS: [&str; 7] = [
+    "claude-code",
+    "codex",
+    "vscode",
+    "cursor",
+    "claude-desktop",
+    "cline",
+    "copilot-cli",
+];
+
 /// A fresh env as berthd would make it: the harness creates the data folder
 /// with mkdir's default mode, berthd with 0700 (on Windows both inherit the
 /// parent's access list).
@@ -59,6 +70,8 @@ fn a_fresh_env_is_all_ok_in_text_and_json() {
     for c in doc["checks"].as_array().unwrap() {
         let mut keys: Vec<&str> = c.as_object().unwrap().keys().map(String::as_str).collect();
         keys.sort();
+        // The clients' check adds every client's registration.
+        keys.retain(|k| !(c["name"] == "clients" && *k == "registrations"));
         assert_eq!(keys, ["detail", "fix", "name", "ok", "status"], "{c}");
         assert_ne!(c["status"], "problem", "{c}");
         assert!(c["detail"].as_str().is_some_and(|d| !d.is_empty()), "{c}");
@@ -79,6 +92,28 @@ fn a_fresh_env_is_all_ok_in_text_and_json() {
         check(&doc, "database integrity")["detail"],
         "quick_check: ok"
     );
+    // Every client in the user's scope, and in the home folder the project files that are not
+    // also the user's (`.mcp.json`, `.vscode/mcp.json`): none registered.
+    let registrations = check(&doc, "clients")["registrations"].as_array().unwrap();
+    let seen: Vec<String> = registrations
+        .iter()
+        .map(|r| {
+            assert_eq!(r["state"], "not registered", "{r}");
+            format!(
+                "{} {}",
+                r["client"].as_str().unwrap(),
+                r["scope"].as_str().unwrap()
+            )
+        })
+        .collect();
+    for client in CLIENTS {
+        assert!(seen.contains(&format!("{client} user")), "{seen:?}");
+    }
+    assert!(
+        seen.contains(&"claude-code project".to_string()),
+        "{seen:?}"
+    );
+    assert!(!seen.contains(&"cursor project".to_string()), "{seen:?}");
     let log = check(&doc, "log")["detail"].as_str().unwrap().to_string();
     assert!(log.contains(&env.log_file().display().to_string()), "{log}");
     assert!(
@@ -228,7 +263,7 @@ fn codex_env_vars_and_hook_approval_are_checked() {
         c["detail"]
             .as_str()
             .unwrap()
-            .contains("SessionStart and Stop hooks are waiting for approval"),
+            .contains("SessionStart, Stop and PreToolUse hooks are waiting for approval"),
         "{c}"
     );
     assert_eq!(
@@ -239,7 +274,7 @@ fn codex_env_vars_and_hook_approval_are_checked() {
 
     // Codex's record of an approval, as `/hooks` writes it.
     let mut text = std::fs::read_to_string(&config).unwrap();
-    for event in ["session_start", "stop"] {
+    for event in ["session_start", "stop", "pre_tool_use"] {
         text.push_str(&format!(
             "\n[hooks.state.\"{}:{event}:0:0\"]\ntrusted_hash = \"sha256:00\"\n",
             // A TOML basic string: on Windows the path's `\` escaped.
@@ -307,4 +342,208 @@ fn a_desktop_client_without_the_shells_data_folder_is_told_to_set_it() {
     std::fs::write(&file, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
     let (run, doc) = doctor(&env);
     assert_eq!(run.code(), Some(0), "{doc:#}");
+}
+
+/// The clients with hooks, and the scopes each has.
+const WITH_HOOKS: [(&str, &[&str]); 5] = [
+    ("claude-code", &["user", "project"]),
+    ("codex", &["user", "project"]),
+    ("vscode", &["user", "project"]),
+    ("cursor", &["user", "project"]),
+    ("copilot-cli", &["user"]),
+];
+
+/// Removes berth's server entry from an MCP server file by hand, as a user would: the `berth`
+/// table of Codex's TOML, the `berth` key of the JSON's servers.
+fn remove_server_entry(file: &std::path::Path) {
+    let text = std::fs::read_to_string(file).unwrap();
+    let edited = if file.extension().is_some_and(|e| e == "toml") {
+        let mut doc: toml_edit::DocumentMut = text.parse().unwrap();
+        doc["mcp_servers"]
+            .as_table_like_mut()
+            .unwrap()
+            .remove("berth")
+            .unwrap();
+        doc.to_string()
+    } else {
+        let mut doc: Value = serde_json::from_str(&text).unwrap();
+        let servers = if doc.get("servers").is_some() {
+            "servers"
+        } else {
+            "mcpServers"
+        };
+        doc[servers]
+            .as_object_mut()
+            .unwrap()
+            .remove("berth")
+            .unwrap();
+        serde_json::to_string_pretty(&doc).unwrap()
+    };
+    std::fs::write(file, edited).unwrap();
+}
+
+/// The case a user met: after `berth install claude-code`, `mcpServers.berth` removed from
+/// `~/.claude.json` by hand, the hooks left in `~/.claude/settings.json`. Doctor said "no
+/// client is registered" and exited 0.
+#[test]
+fn claude_code_without_its_mcp_entry_is_partly_registered() {
+    let env = fresh();
+    let _ = env.run_berth(["install", "claude-code"]).success();
+    let file = env.home().join(".claude.json");
+    remove_server_entry(&file);
+    let run = env.run_berth(["doctor"]).failure(1);
+    let text = run.stdout();
+    let settings = env.home().join(".claude").join("settings.json");
+    assert!(
+        text.contains(&format!(
+            "problem  client claude-code: partly registered: berth's MCP server entry is missing from {}; berth's hooks are still in {}",
+            file.display(),
+            settings.display()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "         fix: berth install claude-code to complete it, or berth uninstall claude-code to remove the rest\n"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("no client is registered"), "{text}");
+}
+
+/// Each client with hooks, in each scope, with either part of its registration removed by
+/// hand: a problem naming the client partly registered and the file that lacks berth's part,
+/// whose fix works.
+#[test]
+fn a_client_missing_either_part_of_its_registration_is_partly_registered() {
+    for (client, scopes) in WITH_HOOKS {
+        for scope in scopes {
+            for part in ["server", "hooks"] {
+                let case = format!("{client} --scope {scope}, without its {part}");
+                let env = fresh();
+                let dir = if *scope == "user" {
+                    env.home()
+                } else {
+                    env.git_root(env.dir("shop"))
+                };
+                let out = env.json_in(&dir, ["install", client, "--scope", scope]);
+                let files: Vec<std::path::PathBuf> = out["files"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|f| f["file"].as_str().unwrap().into())
+                    .collect();
+                let missing = if part == "server" {
+                    remove_server_entry(&files[0]);
+                    &files[0]
+                } else {
+                    std::fs::remove_file(&files[1]).unwrap();
+                    &files[1]
+                };
+                let run = env.run(env.berth_in(&dir, ["--json", "doctor"]));
+                let doc = run.json();
+                assert_eq!(run.code(), Some(1), "{case}: {doc:#}");
+                let name = if *scope == "user" {
+                    format!("client {client}")
+                } else {
+                    format!("client {client} (project)")
+                };
+                let c = check(&doc, &name);
+                assert_eq!(c["status"], "problem", "{case}: {c}");
+                let detail = c["detail"].as_str().unwrap();
+                assert!(detail.starts_with("partly registered: "), "{case}: {c}");
+                assert!(
+                    detail.contains(&format!("missing from {}", missing.display())),
+                    "{case}: {c}"
+                );
+                let flag = if *scope == "user" {
+                    String::new()
+                } else {
+                    " --scope project".to_string()
+                };
+                assert_eq!(
+                    c["fix"],
+                    format!(
+                        "berth install {client}{flag} to complete it, or berth uninstall {client}{flag} to remove the rest"
+                    ),
+                    "{case}"
+                );
+                assert_eq!(c["registration"]["state"], "partly registered", "{case}");
+                assert_eq!(
+                    c["registration"]["missing"],
+                    serde_json::json!([missing.display().to_string()]),
+                    "{case}"
+                );
+                // The fix: uninstall removes the rest, and nothing of berth's is left.
+                let _ = env
+                    .run_in(&dir, ["uninstall", client, "--scope", scope])
+                    .success();
+                let run = env.run(env.berth_in(&dir, ["--json", "doctor"]));
+                assert_eq!(run.code(), Some(0), "{case}: {:#}", run.json());
+            }
+        }
+    }
+}
+
+/// VS Code runs the hooks Claude Code registers in `~/.claude/settings.json`: while VS Code's
+/// server entry is there they are VS Code's, and Claude Code is not registered, not partly.
+#[test]
+fn hooks_vscode_shares_are_not_a_partial_claude_code_registration() {
+    let env = fresh();
+    let _ = env.run_berth(["install", "vscode"]).success();
+    let (_, doc) = doctor(&env);
+    let names: Vec<&str> = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(!names.contains(&"client claude-code"), "{doc:#}");
+    assert_eq!(check(&doc, "client vscode")["status"], "ok", "{doc:#}");
+    let states: Vec<(String, String)> = check(&doc, "clients")["registrations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["scope"] == "user")
+        .map(|r| {
+            (
+                r["client"].as_str().unwrap().to_string(),
+                r["state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        states.contains(&("claude-code".into(), "not registered".into())),
+        "{states:?}"
+    );
+    assert!(
+        states.contains(&("vscode".into(), "registered".into())),
+        "{states:?}"
+    );
+    assert!(
+        check(&doc, "clients")["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("registered: vscode; not registered: claude-code, codex"),
+        "{doc:#}"
+    );
+}
+
+/// A hooks file that cannot be parsed, of a client whose server entry is not there: whether
+/// berth's hooks are in it cannot be told, which is said, and is not a failure.
+#[test]
+fn an_unreadable_hooks_file_without_berths_server_entry_is_unknown() {
+    let env = fresh();
+    let hooks = env.home().join(".cursor").join("hooks.json");
+    std::fs::create_dir_all(hooks.parent().unwrap()).unwrap();
+    std::fs::write(&hooks, "{ not json").unwrap();
+    let (run, doc) = doctor(&env);
+    assert_eq!(run.code(), Some(0), "{doc:#}");
+    let c = check(&doc, "client cursor");
+    assert_eq!(c["status"], "unknown", "{c}");
+    let detail = c["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(&hooks.display().to_string()) && detail.contains("cannot be told"),
+        "{c}"
+    );
 }

@@ -438,7 +438,7 @@ fn hostile_project_files_are_ignored_with_a_note_and_never_hang() {
     assert_eq!(env.daemon_pids().len(), 1);
 }
 
-/// Every file of the fuzz corpus for hook payloads, fed to the real hook:
+/// Every file of the fuzz corpus for hook payloads, fed to the real hook (each of its events):
 /// exit 0, in time, with nothing or one JSON document on stdout.
 #[test]
 fn hook_payload_corpus_and_garbage_exit_0_with_valid_stdout() {
@@ -474,7 +474,31 @@ fn hook_payload_corpus_and_garbage_exit_0_with_valid_stdout() {
         br#"{"session_id":"h","cwd":"/tmp/\u0000x"}"#.to_vec(),
     ));
     inputs.push(("1 MiB of zeros".into(), vec![0u8; 1 << 20]));
-    for event in ["session-start", "stop"] {
+    // The pre-tool hook's own inputs: write tools aimed at a loop, a NUL and the sentinel,
+    // and every patch of the apply_patch corpus.
+    for (name, file) in [
+        ("write into a loop", w.loop_path().display().to_string()),
+        ("write with a NUL", "/tmp/\0x".to_string()),
+        ("write into the sentinel", outside.clone()),
+    ] {
+        inputs.push((
+            name.into(),
+            json!({"session_id": "h", "cwd": outside, "tool_name": "Write", "tool_input": {"file_path": file}})
+                .to_string()
+                .into_bytes(),
+        ));
+    }
+    let patches = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/apply_patch");
+    for e in std::fs::read_dir(&patches).unwrap().flatten() {
+        let patch = String::from_utf8_lossy(&std::fs::read(e.path()).unwrap()).into_owned();
+        inputs.push((
+            format!("apply_patch {}", e.file_name().to_string_lossy()),
+            json!({"session_id": "h", "cwd": outside, "turn_id": "t", "tool_name": "apply_patch", "tool_input": {"command": patch}})
+                .to_string()
+                .into_bytes(),
+        ));
+    }
+    for event in ["session-start", "stop", "pre-tool"] {
         for (name, bytes) in &inputs {
             let mut cmd = env.command(bin("berth-hook"));
             cmd.arg(event);

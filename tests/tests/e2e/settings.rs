@@ -143,6 +143,7 @@ fn list_shows_every_setting_with_its_value_default_and_range() {
             "hooks.stop_timeout_secs",
             "cache.max_entries",
             "cache.max_watches",
+            "guard.cross_workspace",
         ]
     );
     for s in list {
@@ -158,6 +159,8 @@ fn list_shows_every_setting_with_its_value_default_and_range() {
     assert_eq!(list[3]["range"], json!({"min": 1, "max": 4294967295u64}));
     assert_eq!(list[4]["range"], json!({"min": 0, "max": null}));
     assert_eq!(list[0]["range"], json!(null));
+    assert_eq!(list[6]["default"], "ask");
+    assert_eq!(list[6]["choices"], json!(["ask", "deny", "warn", "off"]));
     // Every key the daemon knows is listed: each one `get` accepts.
     for key in keys {
         env.json(["setting", "get", key]);

@@ -20,14 +20,17 @@ pub fn described_json(key: &str, value: Option<&str>) -> serde_json::Value {
     if let Ok(s) = Setting::from_key(key) {
         let range = match s.kind() {
             Kind::Number { min, max, .. } => serde_json::json!({"min": min, "max": max}),
-            Kind::Workspace | Kind::Command => serde_json::Value::Null,
+            Kind::Workspace | Kind::Command | Kind::Choice { .. } => serde_json::Value::Null,
         };
-        let extra = serde_json::json!({
+        let mut extra = serde_json::json!({
             "default": s.default_text(),
             "when_unset": s.when_unset(),
             "allowed": s.allowed(),
             "range": range,
         });
+        if let (Kind::Choice { choices, .. }, Some(e)) = (s.kind(), extra.as_object_mut()) {
+            e.insert("choices".into(), serde_json::json!(choices));
+        }
         if let (Some(d), serde_json::Value::Object(e)) = (doc.as_object_mut(), extra) {
             d.extend(e);
         }
