@@ -383,3 +383,43 @@ fn berth_exec_and_the_session_start_hook_see_the_repositorys_workspace() {
         "an approved repository's worktree is not asked about: {context}"
     );
 }
+
+/// The native-tool guard in a worktree of an approved repository: the session works in the
+/// repository's workspace, so the worktree and the repository's folder are its own places,
+/// and another workspace's root is still put to the person.
+#[test]
+fn the_guard_in_a_worktree_keeps_the_session_to_its_repositorys_workspace() {
+    let env = TestEnv::new();
+    let shop = approved_shop(&env);
+    let feat = add_worktree(&env, &shop, "elsewhere/shop-feat");
+    let alpha = env.dir("src/alpha");
+    env.git(&alpha, ["init", "-q"]);
+    env.json_in(&alpha, ["workspace", "use", "alpha"]);
+    let write = |file: &Path| {
+        let payload = json!({
+            "session_id": "0b1c4e2a-5d6f-4a7b-8c9d-e0f1a2b3c4d5",
+            "cwd": feat,
+            "hook_event_name": "PreToolUse",
+            "permission_mode": "default",
+            "tool_name": "Write",
+            "tool_input": {"file_path": file, "content": "x"},
+        })
+        .to_string();
+        let mut cmd = env.command(bin("berth-hook"));
+        cmd.arg("pre-tool");
+        env.run_with_stdin(cmd, payload.as_bytes())
+            .success()
+            .stdout()
+    };
+    assert_eq!(write(&feat.join("src/new.rs")), "", "its own worktree");
+    assert_eq!(
+        write(&shop.join("README.md")),
+        "",
+        "its repository's folder"
+    );
+    let asked = write(&alpha.join("lib.rs"));
+    assert!(
+        asked.contains("\"ask\"") && asked.contains("works in workspace shop"),
+        "{asked}"
+    );
+}
