@@ -212,6 +212,7 @@ mod tests {
     use crate::registry::fixtures::registry;
     use crate::resolve::resolve;
     use crate::resolve::testing::facts;
+    #[cfg(unix)] // used by the tests written with Unix paths
     use crate::worktree::GitLink;
 
     fn world() -> Registry {

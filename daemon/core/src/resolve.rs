@@ -473,6 +473,7 @@ mod tests {
     use crate::memfs::MemFs;
     use crate::project_file::ProjectFileError;
     use crate::registry::fixtures::registry;
+    #[cfg(unix)] // used by the worktree tests, written with Unix paths
     use crate::worktree::GitLink;
 
     const P: &str = "/home/u/code/app";
@@ -877,6 +878,7 @@ mod tests {
         assert_eq!(needs_asking(&a), expected);
     }
 
+    #[cfg(unix)] // for the worktree tests, written with Unix paths
     /// A linked worktree at `top` of the repository `/home/u/src/shop`, as the daemon judged it.
     fn worktree_of_shop() -> GitLink {
         GitLink::Worktree {
@@ -885,6 +887,7 @@ mod tests {
         }
     }
 
+    #[cfg(unix)] // for the worktree tests, written with Unix paths
     fn shop_world() -> Registry {
         registry(
             &["default", "shop", "misc", "web"],
@@ -897,11 +900,13 @@ mod tests {
         )
     }
 
+    #[cfg(unix)] // for the worktree tests, written with Unix paths
     fn in_worktree(dir: &str, files: &[(&str, DirLook)], reg: &Registry) -> Answer {
         let fs = MemFs::new(files.iter().cloned());
         resolve(&facts(dir, &fs, reg, Mode::Agent)).unwrap()
     }
 
+    #[cfg(unix)] // for the worktree tests, written with Unix paths
     const NOTE: &str = "approved through the repository /home/u/src/shop (this folder is one of its git worktrees)";
 
     #[cfg(unix)] // written with Unix paths

@@ -49,8 +49,8 @@ pub fn look(dir: &Path) -> (bool, Option<GitLink>) {
 }
 
 /// What `dir`'s `.git` amounts to: `None` when there is none or it is a folder (a repository's
-/// own working tree); otherwise the verdict.
-#[cfg(test)]
+/// own working tree); otherwise the verdict. Its tests make real worktrees with Unix tools.
+#[cfg(all(test, unix))]
 fn judge(dir: &Path) -> Option<GitLink> {
     look(dir).1
 }

@@ -1313,13 +1313,26 @@ mod tests {
         settles(&cache, &w);
         std::fs::remove_dir_all(&admin).unwrap();
         settles(&cache, &w);
-        assert!(matches!(
-            cache.look(&w).link,
-            Some(GitLink::Refused {
-                why: berth_core::worktree::LinkRefusal::AdminMissing(_),
-                ..
-            })
-        ));
+        let pruned = cache.look(&w).link;
+        // On Windows (seen under Wine) the folder can linger, empty, while a watch on it is
+        // open: its back-link is what is missing then. Either way the link is refused.
+        assert!(
+            matches!(
+                pruned,
+                Some(GitLink::Refused {
+                    why: berth_core::worktree::LinkRefusal::AdminMissing(_),
+                    ..
+                })
+            ) || (cfg!(windows)
+                && matches!(
+                    pruned,
+                    Some(GitLink::Refused {
+                        why: berth_core::worktree::LinkRefusal::NoBackLink(_),
+                        ..
+                    })
+                )),
+            "{pruned:?}"
+        );
     }
 
     #[test]
