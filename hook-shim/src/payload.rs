@@ -211,7 +211,8 @@ fn cwd(obj: &Map<String, Value>) -> Option<String> {
         .map(str::to_string)
 }
 
-fn kind(v: &Value) -> &'static str {
+/// A JSON value's kind, for messages.
+pub(crate) fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",

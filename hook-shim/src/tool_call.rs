@@ -20,6 +20,7 @@
 use serde_json::{Map, Value};
 
 use crate::patch;
+use crate::payload::kind;
 use crate::shell_patch::shell_patch;
 
 /// The names clients give a shell tool call.
@@ -173,17 +174,6 @@ fn command_text(v: &Value) -> Option<&str> {
         Value::String(s) => Some(s),
         Value::Array(a) => a.iter().rev().find_map(Value::as_str),
         _ => None,
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
     }
 }
 
