@@ -182,11 +182,7 @@ fn run(args: &Args, env: &EnvCtx) -> String {
         }
     };
     let request = pb::HookRequest {
-        caller: Some(pb::Caller {
-            cwd: cwd.clone(),
-            env_workspace: env_text("BERTH_WORKSPACE"),
-            extra_home: env_text("BERTH_EXTRA_HOME"),
-        }),
+        caller: Some(caller(&cwd)),
         event: event.to_string(),
         client: payload.client.name().to_string(),
         client_session_id: payload.session_id.clone(),
@@ -273,6 +269,15 @@ fn session_dir(payload: &Payload, berth_cwd: Option<String>) -> Result<String, S
 /// the model can act on; they are only logged.
 fn shows_refusal(code: Code, dir_exists: bool) -> bool {
     dir_exists && matches!(code, Code::NotFound | Code::Refused | Code::Invalid)
+}
+
+/// The caller a hook forwards: the session's folder and this process's pins.
+fn caller(cwd: &str) -> pb::Caller {
+    pb::Caller {
+        cwd: cwd.to_string(),
+        env_workspace: env_text("BERTH_WORKSPACE"),
+        extra_home: env_text("BERTH_EXTRA_HOME"),
+    }
 }
 
 /// A variable as UTF-8 text; "" when unset or not UTF-8 (said in the log).

@@ -18,7 +18,7 @@ use berth_proto::pb;
 
 use crate::input::{self, Input};
 use crate::output::{self, Verdict};
-use crate::{CallError, env_text, session_dir};
+use crate::{CallError, caller, session_dir};
 
 /// The largest pre-tool payload read (8 MiB): a Write carries the whole file. A larger one is
 /// allowed unjudged, and logged.
@@ -107,11 +107,7 @@ pub fn run(forced: Option<Client>, env: &EnvCtx) -> String {
         }
     };
     let request = pb::GuardRequest {
-        caller: Some(pb::Caller {
-            cwd: cwd.clone(),
-            env_workspace: env_text("BERTH_WORKSPACE"),
-            extra_home: env_text("BERTH_EXTRA_HOME"),
-        }),
+        caller: Some(caller(&cwd)),
         client: client.name().to_string(),
         client_session_id: payload.session_id.clone(),
         tool: tool.clone(),
