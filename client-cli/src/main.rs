@@ -11,6 +11,7 @@ mod install;
 mod output;
 mod parse;
 mod placeholders;
+mod relay;
 
 use std::ffi::OsString;
 

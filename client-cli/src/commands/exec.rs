@@ -1,7 +1,9 @@
 //! `berth exec [--cwd DIR] [--workspace NAME] -- CMD [ARGS...]`: resolves a
 //! directory once, as an agent session would, and runs CMD in this very
 //! process with the answer in its environment and arguments, so an editor's
-//! pipes reach CMD directly (docs/decisions/0026-berth-exec.md).
+//! pipes reach CMD directly (docs/decisions/0026-berth-exec.md). With
+//! `--roots home|project`, CMD runs behind berth's roots relay instead
+//! (docs/decisions/0051-a-roots-relay-for-wrapped-servers.md).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -12,6 +14,7 @@ use clap::Args;
 
 use crate::context::Ctx;
 use crate::output::{self, CliError};
+use crate::relay::{self, RootsFrom};
 use crate::{code_words, placeholders};
 
 /// Arguments of `berth exec`.
@@ -25,6 +28,13 @@ pub struct ExecArgs {
     /// Use this workspace (reason `argument`).
     #[arg(long, short, value_name = "NAME")]
     pub workspace: Option<String>,
+    /// Run CMD behind berth's roots relay: an MCP server that asks the
+    /// client for its roots gets the workspace's home (`home`) or the
+    /// project folder (`project`, the home without a project) instead, and
+    /// every other message passes unchanged. `client` leaves the roots
+    /// exchange to the client, as without the flag.
+    #[arg(long, value_enum, value_name = "FROM")]
+    pub roots: Option<RootsFrom>,
     /// The command and its arguments. `{workspace}`, `{home}` and `{project}`
     /// in them are replaced; `{{` and `}}` are literal braces.
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
@@ -130,7 +140,32 @@ pub async fn cmd_exec(ctx: &mut Ctx, args: ExecArgs) -> Result<(), CliError> {
         ("BERTH_PROJECT", r.project.as_str()),
         ("BERTH_REASON", r.reason.as_str()),
     ];
-    run(&words, &env)
+    let root = match args.roots {
+        None | Some(RootsFrom::Client) => return run(&words, &env),
+        Some(RootsFrom::Project) if !r.project.is_empty() => {
+            let name = std::path::Path::new(&r.project)
+                .file_name()
+                .map_or(r.project.clone(), |n| n.to_string_lossy().into_owned());
+            relay::root(std::path::Path::new(&r.project), &name)
+        }
+        Some(from) => {
+            if from == RootsFrom::Project {
+                output::note(&format!(
+                    "{} is in no project, so {program}'s root is workspace {}'s home",
+                    r.directory, r.workspace
+                ));
+            }
+            relay::root(std::path::Path::new(home), &r.workspace)
+        }
+    };
+    match relay::run(&words, &env, &[root]).await {
+        Ok(code) => {
+            use std::io::Write;
+            let _ = std::io::stdout().flush();
+            std::process::exit(code)
+        }
+        Err(e) => Err(cannot_start(&words[0], &e)),
+    }
 }
 
 /// The directory to resolve, when it is not the caller's own (which
@@ -250,8 +285,14 @@ fn run(words: &[OsString], env: &[(&str, &str)]) -> Result<(), CliError> {
         Ok(s) => std::process::exit(s.code().unwrap_or(1)),
         Err(e) => e,
     };
+    Err(cannot_start(program, &e))
+}
+
+/// The error for a command that could not start, with the shells' codes:
+/// 127 when it is not found, 126 when it cannot run.
+fn cannot_start(program: &std::ffi::OsStr, e: &std::io::Error) -> CliError {
     let shown = program.to_string_lossy();
-    Err(if e.kind() == std::io::ErrorKind::NotFound {
+    if e.kind() == std::io::ErrorKind::NotFound {
         // A path (on Windows `\` separates too) names a file, not a command to look up.
         let looked = if shown.chars().any(std::path::is_separator) {
             "no such file"
@@ -263,5 +304,5 @@ fn run(words: &[OsString], env: &[(&str, &str)]) -> Result<(), CliError> {
     } else {
         CliError::exit(126, format!("cannot run {shown}: {e}"))
             .hint("check that it is an executable file")
-    })
+    }
 }

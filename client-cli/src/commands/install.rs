@@ -8,6 +8,7 @@ use crate::install::clients::{self, Edit, FileSpec};
 use crate::install::files::{self, Action, Backup, Planned, Written};
 use crate::install::{Client, Locations, Programs, Scope, json, toml};
 use crate::output::{self, CliError};
+use crate::relay::RootsFrom;
 
 /// Arguments of `berth install`.
 #[derive(Args, Debug)]
@@ -27,6 +28,12 @@ pub struct InstallArgs {
     /// may hold `{workspace}`, `{home}` and `{project}`.
     #[arg(long, value_name = "NAME", requires = "command")]
     pub exec: Option<String>,
+    /// With --exec: the roots the wrapped server gets when it asks the
+    /// client for them, written into the registration as `berth exec
+    /// --roots`: the workspace's home, the project folder, or the client's
+    /// own roots.
+    #[arg(long, value_enum, value_name = "FROM", default_value = "home", requires = "exec")]
+    pub roots: RootsFrom,
     /// With --exec: the server's command and arguments, after `--`.
     #[arg(last = true, value_name = "CMD", requires = "exec")]
     pub command: Vec<String>,
@@ -40,12 +47,14 @@ pub struct Wrapped {
     pub name: String,
     /// CMD and its arguments.
     pub command: Vec<String>,
+    /// The roots it gets.
+    pub roots: RootsFrom,
 }
 
 /// Runs `berth install`.
 pub async fn cmd_install(ctx: &mut Ctx, args: InstallArgs) -> Result<(), CliError> {
     let wrapped = match args.exec {
-        Some(name) => Some(Wrapped::new(name, args.command)?),
+        Some(name) => Some(Wrapped::new(name, args.command)?.with_roots(args.roots)),
         None => None,
     };
     run(
@@ -80,7 +89,17 @@ impl Wrapped {
         // is refused now, while the user is at the terminal.
         let words: Vec<std::ffi::OsString> = command.iter().map(Into::into).collect();
         super::exec::check_command(&words)?;
-        Ok(Wrapped { name, command })
+        Ok(Wrapped {
+            name,
+            command,
+            roots: RootsFrom::Home,
+        })
+    }
+
+    /// The same server with these roots.
+    pub fn with_roots(mut self, roots: RootsFrom) -> Wrapped {
+        self.roots = roots;
+        self
     }
 }
 
@@ -109,7 +128,7 @@ pub fn run(
         Some(w) => {
             // Uninstall recognises the entry by its name and shape, not by path.
             let berth = std::env::current_exe().unwrap_or_else(|_| "berth".into());
-            let specs = clients::exec_files(client, scope, &loc, &berth, &w.name, &w.command)
+            let specs = clients::exec_files(client, scope, &loc, &berth, w)
                 .map_err(|e| CliError::usage(e.0))?;
             for spec in &specs {
                 refuse_the_users_entry(spec, &w.name, action)?;

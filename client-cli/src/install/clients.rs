@@ -241,18 +241,24 @@ fn confined(mut specs: Vec<FileSpec>, scope: Scope, loc: &Locations) -> Vec<File
     specs
 }
 
-/// The one file of a wrapped server's registration: `berth exec [--cwd
-/// ${workspaceFolder}] -- CMD ...` under `name` in the client's MCP file
-/// and shape (docs/decisions/0026-berth-exec.md).
+/// The one file of a wrapped server's registration: `berth exec --roots
+/// FROM [--cwd ${workspaceFolder}] -- CMD ...` under its name in the
+/// client's MCP file and shape (docs/decisions/0026-berth-exec.md,
+/// docs/decisions/0051-a-roots-relay-for-wrapped-servers.md). `exec` stays
+/// the first argument: it is how berth knows the entry as its own.
 pub fn exec_files(
     client: Client,
     scope: Scope,
     loc: &Locations,
     berth: &std::path::Path,
-    name: &str,
-    command: &[String],
+    wrapped: &crate::commands::install::Wrapped,
 ) -> Result<Vec<FileSpec>, Unsupported> {
-    let mut args = vec!["exec".to_string()];
+    let (name, command) = (&wrapped.name, &wrapped.command);
+    let mut args = vec![
+        "exec".to_string(),
+        "--roots".to_string(),
+        wrapped.roots.word().to_string(),
+    ];
     if passes_cwd(client) {
         args.extend(["--cwd".to_string(), WORKSPACE_FOLDER.to_string()]);
     }
