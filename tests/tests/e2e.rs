@@ -137,6 +137,9 @@ mod ask_once;
 // `berth exec`: the answer in a wrapped command's environment and arguments; failures run nothing.
 #[path = "e2e/exec.rs"]
 mod exec;
+// `berth exec --roots`: the roots relay answers a wrapped server's roots; all else passes byte for byte.
+#[path = "e2e/relay.rs"]
+mod relay;
 // `berth prompt` and `berth init`: the segment in the real shells' prompts.
 #[path = "e2e/prompt.rs"]
 mod prompt;

@@ -32,7 +32,13 @@ pub struct InstallArgs {
     /// client for them, written into the registration as `berth exec
     /// --roots`: the workspace's home, the project folder, or the client's
     /// own roots.
-    #[arg(long, value_enum, value_name = "FROM", default_value = "home", requires = "exec")]
+    #[arg(
+        long,
+        value_enum,
+        value_name = "FROM",
+        default_value = "home",
+        requires = "exec"
+    )]
     pub roots: RootsFrom,
     /// With --exec: the server's command and arguments, after `--`.
     #[arg(last = true, value_name = "CMD", requires = "exec")]

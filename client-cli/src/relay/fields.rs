@@ -155,7 +155,11 @@ mod tests {
     #[test]
     fn only_objects_are_fields() {
         for text in [&b"[1,2]"[..], b"42", b"not json", b"{\"a\":", b""] {
-            assert!(Fields::parse(text).is_none(), "{:?}", String::from_utf8_lossy(text));
+            assert!(
+                Fields::parse(text).is_none(),
+                "{:?}",
+                String::from_utf8_lossy(text)
+            );
         }
     }
 }

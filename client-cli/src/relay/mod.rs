@@ -128,8 +128,7 @@ pub async fn run(
     let status = wait(child).await?;
     // The server's last words reach the client before berth exits.
     let mut seen = moved.load(std::sync::atomic::Ordering::Relaxed);
-    while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
-        drained_rx.recv_timeout(DRAIN_IDLE)
+    while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = drained_rx.recv_timeout(DRAIN_IDLE)
     {
         let now = moved.load(std::sync::atomic::Ordering::Relaxed);
         if now == seen {

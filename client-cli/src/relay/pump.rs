@@ -62,7 +62,11 @@ pub fn split_lines<R: Read>(
             rest = &rest[seg.len()..];
             if streaming {
                 streaming = !ends;
-                each(if ends { Piece::End(seg) } else { Piece::More(seg) })?;
+                each(if ends {
+                    Piece::End(seg)
+                } else {
+                    Piece::More(seg)
+                })?;
             } else if line.len() + seg.len() > limit {
                 each(Piece::Start(&line))?;
                 line.clear();
@@ -70,7 +74,11 @@ pub fn split_lines<R: Read>(
                     line.shrink_to(CHUNK);
                 }
                 streaming = !ends;
-                each(if ends { Piece::End(seg) } else { Piece::More(seg) })?;
+                each(if ends {
+                    Piece::End(seg)
+                } else {
+                    Piece::More(seg)
+                })?;
             } else {
                 line.extend_from_slice(seg);
                 if ends {

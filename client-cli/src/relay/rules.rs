@@ -481,7 +481,9 @@ mod tests {
     #[test]
     fn a_2026_request_declares_roots_in_its_capabilities() {
         let mut r = rules();
-        let line = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{{DISCOVER_META}}}}}"#);
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{{DISCOVER_META}}}}}"#
+        );
         let got = replaced(r.from_client(line.as_bytes()));
         assert!(
             got.contains(r#""io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"roots":{"listChanged":false}}"#),
@@ -533,7 +535,10 @@ mod tests {
         assert_eq!(seen["result"]["inputRequests"], serde_json::json!({}));
         let retry = replaced(r.from_client(call("8", r#","requestState":"s""#).as_bytes()));
         let v: serde_json::Value = serde_json::from_str(&retry).unwrap();
-        assert_eq!(v["params"]["inputResponses"]["r"]["roots"][0]["name"], "notes");
+        assert_eq!(
+            v["params"]["inputResponses"]["r"]["roots"][0]["name"],
+            "notes"
+        );
     }
 
     #[test]

@@ -108,7 +108,7 @@ fn install_exec_registers_berth_exec_and_uninstall_gives_back_the_bytes() {
             assert_eq!(out["server"], "mem", "{client}: {out}");
             let text = read(&file).unwrap();
             let e = entry(&text, client, "mem");
-            let mut want = vec!["exec"];
+            let mut want = vec!["exec", "--roots", "home"];
             if matches!(client, "vscode" | "cursor") {
                 want.extend(["--cwd", "${workspaceFolder}"]);
             }
