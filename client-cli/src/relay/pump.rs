@@ -157,7 +157,7 @@ pub fn client_to_server(
     };
     // A read error ends the client's side as its end would.
     let _ = split_lines(from, LOOK_LIMIT, |piece| match piece {
-        Piece::Line(l) => match lock(rules).from_client(bare(l)) {
+        Piece::Line(l) => match lock(rules).client_line(bare(l)) {
             FromClient::Pass => send(l.to_vec(), true),
             FromClient::Replace(b) => send(b, true),
             FromClient::Drop => Ok(()),
@@ -182,7 +182,7 @@ pub fn server_to_client(
     let _ = split_lines(from, LOOK_LIMIT, |piece| {
         moved.fetch_add(1, Ordering::Relaxed);
         match piece {
-            Piece::Line(l) => match lock(rules).from_server(bare(l)) {
+            Piece::Line(l) => match lock(rules).server_line(bare(l)) {
                 FromServer::Pass => out.write_all(l).and_then(|()| out.flush()),
                 FromServer::ToClient(b) => out.write_all(&b).and_then(|()| out.flush()),
                 FromServer::ToServer(b) => {

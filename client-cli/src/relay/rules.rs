@@ -104,7 +104,7 @@ impl Rules {
     }
 
     /// A line from the client, without its newline.
-    pub fn from_client(&mut self, line: &[u8]) -> FromClient {
+    pub fn client_line(&mut self, line: &[u8]) -> FromClient {
         let words = [
             "initialize",
             "roots/list_changed",
@@ -166,7 +166,7 @@ impl Rules {
     }
 
     /// A line from the server, without its newline.
-    pub fn from_server(&mut self, line: &[u8]) -> FromServer {
+    pub fn server_line(&mut self, line: &[u8]) -> FromServer {
         let asks = mentions(line, &["roots/list"]);
         if !asks && self.kept.is_empty() {
             return FromServer::Pass;
@@ -412,7 +412,7 @@ mod tests {
             "-0.5e7",
         ] {
             let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"roots/list"}}"#);
-            let got = to_server(rules().from_server(line.as_bytes()));
+            let got = to_server(rules().server_line(line.as_bytes()));
             assert_eq!(
                 got,
                 format!(
@@ -433,7 +433,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"result":{"note":"roots/list"}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
         ] {
-            assert_eq!(r.from_server(line.as_bytes()), FromServer::Pass, "{line}");
+            assert_eq!(r.server_line(line.as_bytes()), FromServer::Pass, "{line}");
         }
     }
 
@@ -441,9 +441,9 @@ mod tests {
     fn the_clients_roots_change_never_reaches_the_server() {
         let mut r = rules();
         let note = br#"{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}"#;
-        assert_eq!(r.from_client(note), FromClient::Drop);
+        assert_eq!(r.client_line(note), FromClient::Drop);
         let odd = br#"{"jsonrpc":"2.0","id":4,"method":"notifications/roots/list_changed"}"#;
-        assert_eq!(r.from_client(odd), FromClient::Pass);
+        assert_eq!(r.client_line(odd), FromClient::Pass);
     }
 
     #[test]
@@ -451,12 +451,12 @@ mod tests {
         let mut r = rules();
         let line = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"codex","version":"1"}}}"#;
         assert_eq!(
-            replaced(r.from_client(line)),
+            replaced(r.client_line(line)),
             "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{\"elicitation\":{},\"roots\":{\"listChanged\":false}},\"clientInfo\":{\"name\":\"codex\",\"version\":\"1\"}}}\n"
         );
         let bare = br#"{"jsonrpc":"2.0","id":"i","method":"initialize","params":{}}"#;
         assert_eq!(
-            replaced(r.from_client(bare)),
+            replaced(r.client_line(bare)),
             "{\"jsonrpc\":\"2.0\",\"id\":\"i\",\"method\":\"initialize\",\"params\":{\"capabilities\":{\"roots\":{\"listChanged\":false}}}}\n"
         );
     }
@@ -472,7 +472,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","method":"initialize","params":{}}"#,
             r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"#,
         ] {
-            assert_eq!(r.from_client(line.as_bytes()), FromClient::Pass, "{line}");
+            assert_eq!(r.client_line(line.as_bytes()), FromClient::Pass, "{line}");
         }
     }
 
@@ -484,7 +484,7 @@ mod tests {
         let line = format!(
             r#"{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{{DISCOVER_META}}}}}"#
         );
-        let got = replaced(r.from_client(line.as_bytes()));
+        let got = replaced(r.client_line(line.as_bytes()));
         assert!(
             got.contains(r#""io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"roots":{"listChanged":false}}"#),
             "{got}"
@@ -500,9 +500,9 @@ mod tests {
     #[test]
     fn a_2026_round_that_asks_only_roots_is_answered_by_retrying() {
         let mut r = rules();
-        let _ = r.from_client(call("7", "").as_bytes());
+        let _ = r.client_line(call("7", "").as_bytes());
         let round = br#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"input_required","inputRequests":{"r":{"method":"roots/list","params":{}}},"requestState":"s1"}}"#;
-        let retry = to_server(r.from_server(round));
+        let retry = to_server(r.server_line(round));
         let v: serde_json::Value = serde_json::from_str(&retry).unwrap();
         assert_eq!(v["id"], 7);
         assert_eq!(v["method"], "tools/call");
@@ -514,26 +514,26 @@ mod tests {
         assert!(retry.contains(r#""arguments":{"n":1.50}"#), "{retry}");
         // The final answer goes to the client, and the kept copy with it.
         let done = br#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#;
-        assert_eq!(r.from_server(done), FromServer::Pass);
+        assert_eq!(r.server_line(done), FromServer::Pass);
         assert!(r.kept.is_empty());
     }
 
     #[test]
     fn a_2026_round_asks_the_relay_at_most_ten_times() {
         let mut r = rules();
-        let _ = r.from_client(call("7", "").as_bytes());
+        let _ = r.client_line(call("7", "").as_bytes());
         let round = br#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"input_required","inputRequests":{"r":{"method":"roots/list"}},"requestState":"s"}}"#;
         for _ in 0..MAX_ROUNDS {
-            let _ = to_server(r.from_server(round));
+            let _ = to_server(r.server_line(round));
         }
         // Then the client sees the round, without the roots request, and
         // its retry carries the relay's answer.
-        let FromServer::ToClient(seen) = r.from_server(round) else {
+        let FromServer::ToClient(seen) = r.server_line(round) else {
             panic!("the eleventh round goes to the client");
         };
         let seen: serde_json::Value = serde_json::from_slice(&seen).unwrap();
         assert_eq!(seen["result"]["inputRequests"], serde_json::json!({}));
-        let retry = replaced(r.from_client(call("8", r#","requestState":"s""#).as_bytes()));
+        let retry = replaced(r.client_line(call("8", r#","requestState":"s""#).as_bytes()));
         let v: serde_json::Value = serde_json::from_str(&retry).unwrap();
         assert_eq!(
             v["params"]["inputResponses"]["r"]["roots"][0]["name"],
@@ -544,9 +544,9 @@ mod tests {
     #[test]
     fn a_2026_round_that_also_asks_the_person_leaves_that_to_the_client() {
         let mut r = rules();
-        let _ = r.from_client(call("7", "").as_bytes());
+        let _ = r.client_line(call("7", "").as_bytes());
         let round = br#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"input_required","inputRequests":{"r":{"method":"roots/list"},"e":{"method":"elicitation/create","params":{"message":"ok?"}}}}}"#;
-        let FromServer::ToClient(seen) = r.from_server(round) else {
+        let FromServer::ToClient(seen) = r.server_line(round) else {
             panic!("the client must see the elicitation");
         };
         let seen: serde_json::Value = serde_json::from_slice(&seen).unwrap();
@@ -557,11 +557,11 @@ mod tests {
         // A retry that answers something else is not this round's.
         let other = call("8", r#","inputResponses":{"x":{}}"#);
         let v: serde_json::Value =
-            serde_json::from_str(&replaced(r.from_client(other.as_bytes()))).unwrap();
+            serde_json::from_str(&replaced(r.client_line(other.as_bytes()))).unwrap();
         assert_eq!(v["params"]["inputResponses"], serde_json::json!({"x":{}}));
         let retry = call("9", r#","inputResponses":{"e":{"action":"accept"}}"#);
         let v: serde_json::Value =
-            serde_json::from_str(&replaced(r.from_client(retry.as_bytes()))).unwrap();
+            serde_json::from_str(&replaced(r.client_line(retry.as_bytes()))).unwrap();
         assert_eq!(v["params"]["inputResponses"]["e"]["action"], "accept");
         assert_eq!(
             v["params"]["inputResponses"]["r"]["roots"][0]["uri"],
@@ -574,19 +574,19 @@ mod tests {
     fn a_round_for_a_request_not_kept_and_without_state_goes_to_the_client_unchanged() {
         let mut r = rules();
         let round = br#"{"jsonrpc":"2.0","id":3,"result":{"resultType":"input_required","inputRequests":{"r":{"method":"roots/list"}}}}"#;
-        assert_eq!(r.from_server(round), FromServer::Pass);
+        assert_eq!(r.server_line(round), FromServer::Pass);
     }
 
     #[test]
     fn memory_stays_bounded_under_a_flood_of_kept_requests_and_rounds() {
         let mut r = rules();
         for i in 0..10_000 {
-            let _ = r.from_client(call(&i.to_string(), "").as_bytes());
+            let _ = r.client_line(call(&i.to_string(), "").as_bytes());
             let round = format!(
                 r#"{{"jsonrpc":"2.0","id":{},"result":{{"resultType":"input_required","inputRequests":{{"r":{{"method":"roots/list"}},"e":{{"method":"elicitation/create"}}}},"requestState":"{i}"}}}}"#,
                 i + 1_000_000
             );
-            let _ = r.from_server(round.as_bytes());
+            let _ = r.server_line(round.as_bytes());
         }
         assert!(r.kept.len() <= MAX_KEPT && r.stripped.len() <= MAX_KEPT);
     }
