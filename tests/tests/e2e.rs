@@ -138,6 +138,8 @@ mod ask_once;
 #[path = "e2e/exec.rs"]
 mod exec;
 // `berth exec --roots`: the roots relay answers a wrapped server's roots; all else passes byte for byte.
+// Unix: the probe's signals, `/proc` and Unix paths in its file URIs.
+#[cfg(unix)]
 #[path = "e2e/relay.rs"]
 mod relay;
 // `berth prompt` and `berth init`: the segment in the real shells' prompts.
