@@ -28,7 +28,8 @@ RELAY = ["berth", "exec", "-w", "shop", "--roots", "home", "--", "cat"]
 
 
 def start(cmd):
-    return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    # Buffered both ways: a raw pipe's readline reads one byte per call.
+    return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
 
 def round_trips(p, n, out):
@@ -36,6 +37,7 @@ def round_trips(p, n, out):
     for _ in range(n):
         t = time.perf_counter_ns()
         w.write(LINE)
+        w.flush()
         got = r.readline()
         out.append(time.perf_counter_ns() - t)
         assert got == LINE, got
@@ -75,8 +77,10 @@ def memory():
     peaks = {}
 
     def write():
-        for _ in range(MESSAGES):
-            p.stdin.write(LINE)
+        batch = LINE * 1000
+        for _ in range(MESSAGES // 1000):
+            p.stdin.write(batch)
+        p.stdin.flush()
 
     t0 = time.perf_counter()
     threading.Thread(target=write, daemon=True).start()

@@ -159,11 +159,9 @@ pub async fn cmd_exec(ctx: &mut Ctx, args: ExecArgs) -> Result<(), CliError> {
         }
     };
     match relay::run(&words, &env, &[root]).await {
-        Ok(code) => {
-            use std::io::Write;
-            let _ = std::io::stdout().flush();
-            std::process::exit(code)
-        }
+        // The relay flushed the server's last line; a reader of the client's
+        // stdin may still run, and ends with the process.
+        Ok(code) => std::process::exit(code),
         Err(e) => Err(cannot_start(&words[0], &e)),
     }
 }

@@ -157,11 +157,16 @@ pub fn client_to_server(
     };
     // A read error ends the client's side as its end would.
     let _ = split_lines(from, LOOK_LIMIT, |piece| match piece {
-        Piece::Line(l) => match lock(rules).client_line(bare(l)) {
-            FromClient::Pass => send(l.to_vec(), true),
-            FromClient::Replace(b) => send(b, true),
-            FromClient::Drop => Ok(()),
-        },
+        Piece::Line(l) => {
+            // The rules are unlocked before the send, which may wait on the
+            // server: the other side must reach them meanwhile.
+            let action = lock(rules).client_line(bare(l));
+            match action {
+                FromClient::Pass => send(l.to_vec(), true),
+                FromClient::Replace(b) => send(b, true),
+                FromClient::Drop => Ok(()),
+            }
+        }
         Piece::Start(b) | Piece::More(b) => send(b.to_vec(), false),
         Piece::End(b) => send(b.to_vec(), true),
     });
@@ -182,14 +187,18 @@ pub fn server_to_client(
     let _ = split_lines(from, LOOK_LIMIT, |piece| {
         moved.fetch_add(1, Ordering::Relaxed);
         match piece {
-            Piece::Line(l) => match lock(rules).server_line(bare(l)) {
-                FromServer::Pass => out.write_all(l).and_then(|()| out.flush()),
-                FromServer::ToClient(b) => out.write_all(&b).and_then(|()| out.flush()),
-                FromServer::ToServer(b) => {
-                    let _ = to.send(ToServer::Relay(b));
-                    Ok(())
+            Piece::Line(l) => {
+                // Unlocked before the write, which may wait on the client.
+                let action = lock(rules).server_line(bare(l));
+                match action {
+                    FromServer::Pass => out.write_all(l).and_then(|()| out.flush()),
+                    FromServer::ToClient(b) => out.write_all(&b).and_then(|()| out.flush()),
+                    FromServer::ToServer(b) => {
+                        let _ = to.send(ToServer::Relay(b));
+                        Ok(())
+                    }
                 }
-            },
+            }
             Piece::Start(b) | Piece::More(b) => out.write_all(b),
             Piece::End(b) => out.write_all(b).and_then(|()| out.flush()),
         }

@@ -294,3 +294,38 @@ fn the_registered_command_runs_the_server_in_the_sessions_workspace() {
     }
     assert_eq!(env.run(cmd).success().stdout(), "shop shop");
 }
+
+#[test]
+fn install_writes_the_roots_flag_and_an_entry_from_before_the_flag_is_still_berths() {
+    let (client, rel, _) = CLIENTS[0];
+    let env = TestEnv::new();
+    let file = env.root().join(rel);
+    let berth = berth_tests::bin("berth").display().to_string();
+    // An entry as install wrote it before `--roots` (ADR 0051).
+    let old = serde_json::json!({"mcpServers": {"mem": {
+        "type": "stdio", "command": berth, "args": ["exec", "--", "basic-memory", "mcp"]}}});
+    write(&file, &format!("{old:#}\n"));
+    let mut args = vec![
+        "install", client, "--exec", "mem", "--roots", "project", "--",
+    ];
+    args.extend(WRAPPED);
+    let out = env.json(args);
+    assert_eq!(out["changed"], true, "{out}");
+    let e = entry(&read(&file).unwrap(), client, "mem");
+    let args = e["args"].as_array().unwrap();
+    assert_eq!(
+        args[..3],
+        serde_json::json!(["exec", "--roots", "project"])
+            .as_array()
+            .unwrap()[..],
+        "{e}"
+    );
+    let out = env.json(["uninstall", client, "--exec", "mem"]);
+    assert_eq!(out["changed"], true, "{out}");
+    write(&file, &format!("{old:#}\n"));
+    let out = env.json(["uninstall", client, "--exec", "mem"]);
+    assert_eq!(out["changed"], true, "an old entry is removed too: {out}");
+    let _ = env
+        .run_berth(["install", client, "--roots", "home"])
+        .failure(2);
+}

@@ -416,3 +416,17 @@ fn a_flood_of_roots_requests_is_answered_every_one_in_flat_memory() {
     assert!(peak < 48 * 1024, "the relay peaked at {peak} KiB");
     assert_eq!(w.close(), 0);
 }
+
+/// Many small lines both ways at once: each side's rules are looked at while
+/// the other side waits on a full pipe (the relay once held them across
+/// that wait, and both sides stopped).
+#[test]
+fn many_small_lines_both_ways_at_once_keep_flowing() {
+    let env = TestEnv::new();
+    let line = b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"t\",\"progress\":1}}\n";
+    let input = line.repeat(300_000);
+    let len = input.len();
+    let (out, code) = echo_through(&env, input.clone(), len, "0", |_| {});
+    assert!(out == input, "{} bytes came back of {len}", out.len());
+    assert_eq!(code, 0);
+}
