@@ -417,9 +417,7 @@ fn a_flood_of_roots_requests_is_answered_every_one_in_flat_memory() {
     assert_eq!(w.close(), 0);
 }
 
-/// Many small lines both ways at once: each side's rules are looked at while
-/// the other side waits on a full pipe (the relay once held them across
-/// that wait, and both sides stopped).
+/// Many small lines both ways at once, every byte back in order.
 #[test]
 fn many_small_lines_both_ways_at_once_keep_flowing() {
     let env = TestEnv::new();
