@@ -51,6 +51,8 @@ pub struct Session {
     pub link: Option<Link>,
     /// Linked that way: whether the question was put, by its hook or by its own first result.
     pub asked: bool,
+    /// Its question in the client's own form, once `berth-mcp` took it.
+    pub question: crate::ops::question::Question,
 }
 
 /// Who holds a session id that another process asked for.
