@@ -362,6 +362,7 @@ impl pb::berth_server::Berth for Service {
                 proposal: o.proposal.unwrap_or_default(),
                 workspaces: o.workspaces,
                 wait_secs: o.wait_secs,
+                max_name_chars: berth_core::names::MAX_NAME_LEN as u32,
             },
             None => pb::OpenQuestionReply::default(),
         }))
