@@ -181,7 +181,9 @@ fn accepted<'a>(
     };
     let size = serde_json::to_string(fields).map_or(usize::MAX, |t| t.len());
     if size > MAX_ANSWER_BYTES {
-        return Err(format!("the answer is {size} bytes, larger than any answer to this form"));
+        return Err(format!(
+            "the answer is {size} bytes, larger than any answer to this form"
+        ));
     }
     if let Some(extra) = fields.keys().find(|k| !known.contains(&k.as_str())) {
         return Err(format!(
@@ -197,7 +199,8 @@ pub fn elicit_result(value: &Value) -> Result<ElicitResult, String> {
     if serde_json::to_string(value).map_or(usize::MAX, |t| t.len()) > MAX_ANSWER_BYTES {
         return Err("the answer is larger than any answer to this form".into());
     }
-    serde_json::from_value(value.clone()).map_err(|e| format!("the answer is not a form's result: {e}"))
+    serde_json::from_value(value.clone())
+        .map_err(|e| format!("the answer is not a form's result: {e}"))
 }
 
 /// Which question a request state stands for.
@@ -275,7 +278,9 @@ impl States {
     /// Opens a state the client brought back for `binding`: its round, once.
     pub fn open(&mut self, sealed: &str, binding: &[u8]) -> Result<Round, Refused> {
         if sealed.len() > MAX_ANSWER_BYTES {
-            return Err(Refused::Invalid("it is far longer than any berth issues".into()));
+            return Err(Refused::Invalid(
+                "it is far longer than any berth issues".into(),
+            ));
         }
         let nonce = self
             .codec
@@ -332,7 +337,9 @@ mod tests {
         assert!(can_show_forms(Some(&caps(
             json!({"elicitation": {"form": {}, "url": {}}})
         ))));
-        assert!(!can_show_forms(Some(&caps(json!({"elicitation": {"url": {}}})))));
+        assert!(!can_show_forms(Some(&caps(
+            json!({"elicitation": {"url": {}}})
+        ))));
         assert!(!can_show_forms(Some(&caps(json!({"roots": {}})))));
         assert!(!can_show_forms(None));
     }
@@ -392,7 +399,10 @@ mod tests {
             assert!(matches!(read_workspace(&r, &o), Reading::NoAnswer(_)));
         }
         assert_eq!(read_share(&accept(json!({"share": SHARE}))), Ok(true));
-        assert_eq!(read_share(&accept(json!({"share": DO_NOT_SHARE}))), Ok(false));
+        assert_eq!(
+            read_share(&accept(json!({"share": DO_NOT_SHARE}))),
+            Ok(false)
+        );
         assert!(read_share(&accept(json!({"share": "yes"}))).is_err());
     }
 
@@ -402,17 +412,26 @@ mod tests {
         let round = Round::Workspace(offer());
         let ttl = Duration::from_secs(60);
         let sealed = states.seal(round.clone(), b"s1", ttl).unwrap();
-        assert!(matches!(states.open(&sealed, b"s2"), Err(Refused::Invalid(_))));
+        assert!(matches!(
+            states.open(&sealed, b"s2"),
+            Err(Refused::Invalid(_))
+        ));
         let mut changed = sealed.clone().into_bytes();
         let i = changed.len() / 2;
         changed[i] = if changed[i] == b'A' { b'B' } else { b'A' };
         let changed = String::from_utf8(changed).unwrap();
-        assert!(matches!(states.open(&changed, b"s1"), Err(Refused::Invalid(_))));
+        assert!(matches!(
+            states.open(&changed, b"s1"),
+            Err(Refused::Invalid(_))
+        ));
         assert_eq!(states.open(&sealed, b"s1"), Ok(round.clone()));
         assert_eq!(states.open(&sealed, b"s1"), Err(Refused::Replayed));
         // Another process's key: not this one's.
         let mut other = States::new().unwrap();
         let foreign = other.seal(round, b"s1", ttl).unwrap();
-        assert!(matches!(states.open(&foreign, b"s1"), Err(Refused::Invalid(_))));
+        assert!(matches!(
+            states.open(&foreign, b"s1"),
+            Err(Refused::Invalid(_))
+        ));
     }
 }

@@ -417,7 +417,12 @@ impl Link {
 
     /// The daemon-made id of the session, once registered.
     pub async fn session_id(&self) -> Option<String> {
-        self.state.lock().await.session.as_ref().map(|s| s.id.clone())
+        self.state
+            .lock()
+            .await
+            .session
+            .as_ref()
+            .map(|s| s.id.clone())
     }
 }
 

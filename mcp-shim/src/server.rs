@@ -6,22 +6,22 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::ask::{self, Reading, Round, States};
 use crate::link::{Link, NotRegistered};
 use berth_proto::paths::EnvCtx;
 use berth_proto::pb;
 use berth_proto::tool_results::{Failure, Reply, json_text};
 use berth_proto::tools::Tool;
-use crate::ask::{self, Reading, Round, States};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ClientResult,
-    ContentBlock, DiscoverResult, ElicitRequest, ElicitRequestParams, ElicitResult,
-    Implementation, InitializeRequestParams, InitializeResult, InputRequest, InputRequiredResult,
-    InputResponses, JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ResultType, ServerCapabilities, ServerConfig, ServerRequest,
+    ContentBlock, DiscoverResult, ElicitRequest, ElicitRequestParams, ElicitResult, Implementation,
+    InitializeRequestParams, InitializeResult, InputRequest, InputRequiredResult, InputResponses,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResultType,
+    ServerCapabilities, ServerConfig, ServerRequest,
 };
 use rmcp::service::{PeerRequestOptions, RequestContext, ServerInitializeError};
-use rmcp::{Peer, RoleServer as Server};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{Peer, RoleServer as Server};
 
 /// How long the shim waits, after it started, for the client to say who it
 /// is before it registers the session anyway. Clients send `initialize` (or
@@ -209,7 +209,9 @@ impl Shim {
             Ok(reply) if !reply.overlap.is_empty() => Settled::Overlap(reply.overlap, answer),
             Ok(_) => Settled::Run,
             Err(e) => {
-                tracing::info!("the daemon refused the form's answer ({e}); the notice goes instead");
+                tracing::info!(
+                    "the daemon refused the form's answer ({e}); the notice goes instead"
+                );
                 Settled::Run
             }
         }

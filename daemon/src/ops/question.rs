@@ -98,14 +98,13 @@ impl Device {
             return Ok(None);
         }
         let wait = store.get_setting(Setting::AskElicitWaitSecs.key())?;
-        let wait_secs = u32::try_from(Setting::AskElicitWaitSecs.number(wait.as_deref()))
-            .unwrap_or(u32::MAX);
+        let wait_secs =
+            u32::try_from(Setting::AskElicitWaitSecs.number(wait.as_deref())).unwrap_or(u32::MAX);
         let reg = self.registry();
         let askable = |s: &crate::ops::live::Session| {
             !s.answered && s.pin_error.is_none() && s.question == Question::NotTaken
         };
-        if !askable(&session) || berth_core::notice::notice(&session.pin, &reg.names()).is_none()
-        {
+        if !askable(&session) || berth_core::notice::notice(&session.pin, &reg.names()).is_none() {
             return Ok(None);
         }
         // A hook linked by the client's session id that asked already: no second question.
@@ -147,7 +146,10 @@ impl Device {
             offered: workspaces.clone(),
             overlap: None,
         };
-        tracing::info!(session = id, "the session's question goes to the client's form");
+        tracing::info!(
+            session = id,
+            "the session's question goes to the client's form"
+        );
         Ok(Some(Offer {
             project,
             proposal,
@@ -229,8 +231,16 @@ impl Device {
                         "the user chose workspace {} for {} in the client's form: this session now uses it{}{}",
                         escaped(&name),
                         escaped(&f.display().to_string()),
-                        if done.created { "; the workspace was created" } else { "" },
-                        if done.root_added { "; the folder was approved as its root" } else { "" },
+                        if done.created {
+                            "; the workspace was created"
+                        } else {
+                            ""
+                        },
+                        if done.root_added {
+                            "; the folder was approved as its root"
+                        } else {
+                            ""
+                        },
                     ),
                     Some(f) => format!(
                         "the user chose workspace {} for {} in the client's form, but this session stays on workspace {} (reason: {}, which outranks the project file)",
@@ -246,7 +256,9 @@ impl Device {
                 }];
                 lines.extend(done.notes);
                 if let Some(s) = self.sessions().table().get_mut(id) {
-                    s.question = Question::Answered { done: lines.clone() };
+                    s.question = Question::Answered {
+                        done: lines.clone(),
+                    };
                 }
                 tracing::info!(session = id, workspace = %name, "the form's answer was used");
                 Ok(Answered::Done(lines))
@@ -363,7 +375,10 @@ mod tests {
             allow_overlap: true,
             ..Choice::default()
         };
-        assert_eq!(check(confirm("team"), Some("team")), Ok(Some("team".into())));
+        assert_eq!(
+            check(confirm("team"), Some("team")),
+            Ok(Some("team".into()))
+        );
         assert!(check(confirm("default"), Some("team")).is_err());
         assert!(check(confirm("team"), None).is_err());
         let again = Choice {
