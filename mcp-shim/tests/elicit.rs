@@ -82,6 +82,17 @@ struct Shim {
 }
 
 async fn start(env: &TestEnv, dir: &Path, person: Person, new_era: bool) -> Shim {
+    start_as(env, dir, person, new_era, None).await
+}
+
+/// `berth-mcp` as Claude Code starts it, with its session id when given.
+async fn start_as(
+    env: &TestEnv,
+    dir: &Path,
+    person: Person,
+    new_era: bool,
+    claude_session: Option<&str>,
+) -> Shim {
     let log = env.root().join(format!(
         "berth-mcp-{}.log",
         std::time::SystemTime::now()
@@ -94,6 +105,9 @@ async fn start(env: &TestEnv, dir: &Path, person: Person, new_era: bool) -> Shim
         .envs(env.base_env())
         .env("BERTH_LOG", "berth_mcp=debug,rmcp=warn")
         .current_dir(dir);
+    if let Some(id) = claude_session {
+        cmd.env("CLAUDE_CODE_SESSION_ID", id);
+    }
     let stderr = std::fs::File::create(&log).expect("shim log");
     let (transport, _) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::from(stderr))
@@ -351,4 +365,35 @@ async fn a_tampered_or_replayed_request_state_is_refused_and_changes_nothing() {
         .await
         .expect_err("a replayed state is refused");
     assert!(e.to_string().contains("already used"), "{e}");
+}
+
+/// Claude Code shows both the SessionStart hook's text and the form: the hook, which runs
+/// first, asks, so the form is not shown and the first result does not ask again.
+#[tokio::test]
+async fn a_question_the_session_start_hook_put_is_not_asked_again_in_a_form() {
+    let env = TestEnv::new();
+    let dir = project(&env, "proj");
+    let payload = json!({
+        "session_id": "claude-elicit-1",
+        "transcript_path": dir.join("t.jsonl"),
+        "cwd": dir,
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    });
+    let mut hook = env.command(berth_tests::bin("berth-hook"));
+    hook.args(["session-start", "--client", "claude-code"]);
+    let out = env
+        .run_with_stdin(hook, payload.to_string().as_bytes())
+        .success()
+        .stdout();
+    assert!(out.contains("Ask the user once"), "the hook asks: {out}");
+    let person = Person::answering(vec![accept(json!({"workspace": "default"}))]);
+    let shim = start_as(&env, &dir, person.clone(), false, Some("claude-elicit-1")).await;
+    let first = shim.context().await;
+    assert!(first["notice"].is_null(), "{first}");
+    assert!(
+        person.asked().is_empty(),
+        "asked twice: {:?}",
+        person.asked()
+    );
 }

@@ -12,42 +12,11 @@ use berth_proto::text::escaped;
 
 use crate::error::BerthError;
 use crate::ops::device::Device;
-use crate::ops::live::Peer;
+use crate::ops::live::{Peer, Question};
 
 /// The most workspaces one form offers by name; any other is reached through "a new
 /// workspace", whose name field takes an existing name too.
 pub const MAX_OFFERED: usize = 100;
-
-/// Where a session's question in the client's form stands.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum Question {
-    /// Not taken: the first result decides as it always did.
-    #[default]
-    NotTaken,
-    /// Taken by the shim, which is asking; `notice` is what the first result gives unless an
-    /// answer settles it.
-    Open {
-        /// The notice reserved.
-        notice: String,
-        /// The workspaces offered by name.
-        offered: Vec<String>,
-        /// After an answer whose folder overlaps other workspaces' roots: the workspace
-        /// chosen, which only a confirmation of the sharing may use.
-        overlap: Option<String>,
-    },
-    /// The answer could not be used: the first result gives the notice.
-    Unanswered {
-        /// The notice reserved.
-        notice: String,
-    },
-    /// Answered and acted on: what the first result reports instead of the notice.
-    Answered {
-        /// One line per thing done.
-        done: Vec<String>,
-    },
-    /// Settled: the first result went out.
-    Closed,
-}
 
 /// The question as the shim puts it.
 #[derive(Debug, Clone, PartialEq, Eq)]
