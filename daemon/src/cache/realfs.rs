@@ -25,7 +25,7 @@ impl FsView for RealFs {
         DirLook {
             project_file: read_project_file(&project_file_path(dir)),
             git,
-            link,
+            link: link.map(std::sync::Arc::new),
         }
     }
 }
