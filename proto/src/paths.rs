@@ -166,8 +166,7 @@ pub fn passwd_home(uid: u32) -> Option<OsString> {
 /// This process's real user id.
 #[cfg(unix)]
 pub fn current_uid() -> Uid {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    unsafe { libc::getuid() }
+    rustix::process::getuid().as_raw()
 }
 
 /// This process's user (see [`Uid`]).
