@@ -127,6 +127,8 @@ pub fn run(opts: Options) -> ExitCode {
 }
 
 fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, BootError> {
+    // Before any thread: it takes the LISTEN_* variables out of the environment.
+    let inherited = systemd_socket();
     let env = EnvCtx::from_process();
     let derived = paths::socket_path(&env)?;
     let data_dir = paths::data_dir(&env)?;
@@ -137,7 +139,6 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, BootError> {
     if let Err(e) = crate::process::logging::init(&state_dir, opts.foreground) {
         tracing::warn!(dir = ?state_dir, error = %e, "cannot open the log file; logging to stderr");
     }
-    let inherited = systemd_socket();
     // A pipe has no folder; its security descriptor is set when it is made.
     #[cfg(unix)]
     let fallback = derived_folder(&derived, &env, inherited.is_some())?;
@@ -462,7 +463,14 @@ type Inherited = std::convert::Infallible;
 #[cfg(unix)]
 fn systemd_socket() -> Option<OwnedFd> {
     let var = |k| std::env::var(k).ok()?.trim().parse::<u32>().ok();
-    let (pid, fds) = (var("LISTEN_PID")?, var("LISTEN_FDS")?);
+    let (pid, fds) = (var("LISTEN_PID"), var("LISTEN_FDS"));
+    // They were meant for this process alone, whatever they say: gone before anything runs.
+    for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] {
+        // SAFETY: called first thing in `boot`, before the daemon starts any thread, so nothing
+        // reads the environment meanwhile.
+        unsafe { std::env::remove_var(name) };
+    }
+    let (pid, fds) = (pid?, fds?);
     if pid != std::process::id() || fds < 1 {
         return None;
     }
