@@ -1,7 +1,7 @@
 //! The command line's shape. These structs validate and touch nothing;
 //! `commands` does the work.
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 
 use crate::commands;
 
@@ -69,22 +69,15 @@ pub enum WorkspaceCommand {
     /// List the workspaces.
     List,
     /// Show one workspace.
-    Show(NameArg),
+    Show(commands::workspace::NameArg),
     /// Create a workspace.
     Create(commands::workspace::create::CreateArgs),
     /// Delete a workspace (its files are kept unless --purge).
     Delete(commands::workspace::delete::DeleteArgs),
     /// Make a workspace the device's active one.
-    Switch(NameArg),
+    Switch(commands::workspace::NameArg),
     /// Use a workspace for the project around the current directory.
     Use(commands::workspace::use_::UseArgs),
-}
-
-/// A workspace name.
-#[derive(Args, Debug)]
-pub struct NameArg {
-    /// The workspace.
-    pub name: String,
 }
 
 #[derive(Subcommand, Debug)]
@@ -102,18 +95,11 @@ pub enum SettingCommand {
     /// List every setting: its value, its default and what it accepts.
     List,
     /// Print a setting (its default and what it accepts on stderr).
-    Get(KeyArg),
+    Get(commands::setting::KeyArg),
     /// Change a setting.
     Set(commands::setting::set::SetArgs),
     /// Unset a setting.
-    Unset(KeyArg),
-}
-
-/// A setting's key.
-#[derive(Args, Debug)]
-pub struct KeyArg {
-    /// The setting, e.g. workspace.unassigned.
-    pub key: String,
+    Unset(commands::setting::KeyArg),
 }
 
 #[derive(Subcommand, Debug)]

@@ -7,6 +7,7 @@ mod cli;
 mod code_words;
 mod commands;
 mod context;
+mod dispatch;
 mod install;
 mod output;
 mod parse;
@@ -46,7 +47,7 @@ fn run(args: Vec<OsString>) -> u8 {
             return 1;
         }
     };
-    match runtime.block_on(commands::run(cli)) {
+    match runtime.block_on(dispatch::run(cli)) {
         Ok(()) => 0,
         Err(e) => e.report(),
     }

@@ -12,7 +12,10 @@ pub fn runs(pid: u32, name: &str) -> bool {
 #[cfg(unix)]
 mod imp {
     pub fn runs(pid: u32, name: &str) -> bool {
-        let Ok(pid_t) = libc::pid_t::try_from(pid) else {
+        let Some(pid_t) = i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        else {
             return false;
         };
         let proc = std::path::Path::new("/proc");
@@ -20,9 +23,11 @@ mod imp {
             return std::fs::read_to_string(proc.join(pid.to_string()).join("comm"))
                 .is_ok_and(|comm| comm.trim_end().starts_with(name));
         }
-        // SAFETY: signal 0 only checks that the process exists and may be signalled.
-        let r = unsafe { libc::kill(pid_t, 0) };
-        r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+        // Signal 0 only checks that the process exists and may be signalled.
+        match rustix::process::test_kill_process(pid_t) {
+            Ok(()) => true,
+            Err(e) => e == rustix::io::Errno::PERM,
+        }
     }
 }
 

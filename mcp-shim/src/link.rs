@@ -375,6 +375,57 @@ impl Link {
     }
 }
 
+impl Link {
+    /// Takes the session's question for the client's form, when there is one to put
+    /// (docs/decisions/0049-the-question-in-the-clients-own-form.md).
+    pub async fn open_question(&self) -> Result<pb::OpenQuestionReply, ClientError> {
+        let mut st = self.state.lock().await;
+        let session = self.ensure_locked(&mut st).await?;
+        let conn = st
+            .conn
+            .as_mut()
+            .expect("registered sessions have a connection");
+        let req = pb::OpenQuestionRequest {
+            session_id: session.id,
+        };
+        conn.call(|mut c| {
+            let req = req.clone();
+            async move { c.open_question(req).await }
+        })
+        .await
+    }
+
+    /// Hands the user's answer to the daemon, which acts on it as `use_workspace` would.
+    pub async fn answer_question(
+        &self,
+        mut answer: pb::AnswerQuestionRequest,
+    ) -> Result<pb::AnswerQuestionReply, ClientError> {
+        let mut st = self.state.lock().await;
+        let session = self.ensure_locked(&mut st).await?;
+        answer.session_id = session.id;
+        let conn = st
+            .conn
+            .as_mut()
+            .expect("registered sessions have a connection");
+        // The call that follows carries the new pin back.
+        conn.call(|mut c| {
+            let req = answer.clone();
+            async move { c.answer_question(req).await }
+        })
+        .await
+    }
+
+    /// The daemon-made id of the session, once registered.
+    pub async fn session_id(&self) -> Option<String> {
+        self.state
+            .lock()
+            .await
+            .session
+            .as_ref()
+            .map(|s| s.id.clone())
+    }
+}
+
 /// Whether an error means the daemon is gone or no longer knows the
 /// session, so reconnecting and registering again may help. Every error the
 /// daemon itself makes carries a berth code; one without is the transport's.

@@ -5,6 +5,7 @@
 //! for its whole life, and forwards every tool call to the daemon. stdout
 //! carries only MCP; logs go to stderr (`BERTH_LOG` filter).
 
+mod ask;
 mod caller;
 mod link;
 mod scan;

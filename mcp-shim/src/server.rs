@@ -6,19 +6,22 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::ask::{self, Reading, Round, States};
 use crate::link::{Link, NotRegistered};
 use berth_proto::paths::EnvCtx;
 use berth_proto::pb;
 use berth_proto::tool_results::{Failure, Reply, json_text};
 use berth_proto::tools::Tool;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    DiscoverResult, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResultType, ServerCapabilities,
-    ServerConfig,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ClientResult,
+    ContentBlock, DiscoverResult, ElicitRequest, ElicitRequestParams, ElicitResult, Implementation,
+    InitializeRequestParams, InitializeResult, InputRequest, InputRequiredResult, InputResponses,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResultType,
+    ServerCapabilities, ServerConfig, ServerRequest,
 };
-use rmcp::service::{RequestContext, ServerInitializeError};
+use rmcp::service::{PeerRequestOptions, RequestContext, ServerInitializeError};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{Peer, RoleServer as Server};
 
 /// How long the shim waits, after it started, for the client to say who it
 /// is before it registers the session anyway. Clients send `initialize` (or
@@ -105,11 +108,218 @@ pub async fn serve(caller: pb::Caller, client_session_id: String) -> Result<(), 
 #[derive(Clone)]
 pub struct Shim {
     link: Arc<Link>,
+    /// The session's question in the client's form: held while it is put, so the calls that
+    /// come meanwhile wait for its answer.
+    asking: Arc<tokio::sync::Mutex<Asking>>,
+}
+
+/// Where the session's question in the client's form stands, for this process.
+#[derive(Default)]
+struct Asking {
+    /// The first tool call came: the question was put, or there was none to put.
+    tried: bool,
+    /// The 2026-07-28 era's request states, once one was issued.
+    states: Option<States>,
+    /// How long a state stays good (the daemon's `ask.elicit_wait_secs`).
+    wait: Duration,
+}
+
+/// What an answer the daemon took did.
+enum Settled {
+    /// Acted on, or nothing more to ask: the call runs.
+    Run,
+    /// The folder is shared with other workspaces' roots: the second question, for this
+    /// answer.
+    Overlap(String, pb::AnswerQuestionRequest),
 }
 
 impl Shim {
     fn new(link: Arc<Link>) -> Shim {
-        Shim { link }
+        Shim {
+            link,
+            asking: Arc::default(),
+        }
+    }
+
+    /// Before the session's first tool call: puts the session's question to the user in the
+    /// client's form, when the client declared form elicitation and the daemon has a question
+    /// to put (docs/decisions/0049-the-question-in-the-clients-own-form.md). In the
+    /// `initialize` era this waits for the answer (bounded) and hands it to the daemon; in
+    /// the 2026-07-28 era it returns the input-required result the client answers by
+    /// retrying the call. Any failure leaves the daemon's notice for the first result.
+    async fn ask_first(
+        &self,
+        tool: &str,
+        args: &JsonObject,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Option<InputRequiredResult> {
+        let mut asking = self.asking.lock().await;
+        if std::mem::replace(&mut asking.tried, true)
+            || !ask::can_show_forms(ctx.client_capabilities().as_ref())
+        {
+            return None;
+        }
+        let offer = match self.link.open_question().await {
+            Ok(offer) if offer.ask => offer,
+            Ok(_) => return None,
+            Err(e) => {
+                tracing::warn!("cannot take the session's question: {e}");
+                return None;
+            }
+        };
+        asking.wait = Duration::from_secs(u64::from(offer.wait_secs.max(1)));
+        if new_era(ctx) {
+            let form = ask::workspace_form(&offer);
+            return self
+                .input_required(&mut asking, Round::Workspace(offer), form, tool, args)
+                .await;
+        }
+        let wait = asking.wait;
+        let answer = match elicit(&ctx.peer, ask::workspace_form(&offer), wait).await {
+            Ok(result) => match ask::read_workspace(&result, &offer) {
+                Reading::Answer(a) => a,
+                Reading::NoAnswer(why) => {
+                    tracing::info!("no answer from the form ({why}); the notice goes instead");
+                    return None;
+                }
+            },
+            Err(why) => {
+                tracing::info!("the form failed ({why}); the notice goes instead");
+                return None;
+            }
+        };
+        if let Settled::Overlap(overlap, mut answer) = self.settle(answer).await {
+            match elicit(&ctx.peer, ask::overlap_form(&overlap), wait).await {
+                Ok(result) if ask::read_share(&result) == Ok(true) => {
+                    answer.allow_overlap = true;
+                    self.settle(answer).await;
+                }
+                Ok(result) => {
+                    tracing::info!(?result, "the sharing was not confirmed; nothing changed");
+                }
+                Err(why) => tracing::info!("the second form failed ({why}); nothing changed"),
+            }
+        }
+        None
+    }
+
+    /// Hands an answer to the daemon. A refusal leaves the notice for the first result.
+    async fn settle(&self, answer: pb::AnswerQuestionRequest) -> Settled {
+        match self.link.answer_question(answer.clone()).await {
+            Ok(reply) if !reply.overlap.is_empty() => Settled::Overlap(reply.overlap, answer),
+            Ok(_) => Settled::Run,
+            Err(e) => {
+                tracing::info!(
+                    "the daemon refused the form's answer ({e}); the notice goes instead"
+                );
+                Settled::Run
+            }
+        }
+    }
+
+    /// The 2026-07-28 era's question: an input-required result whose state, sealed for this
+    /// session and call, the client brings back with the answer.
+    async fn input_required(
+        &self,
+        asking: &mut Asking,
+        round: Round,
+        form: ElicitRequestParams,
+        tool: &str,
+        args: &JsonObject,
+    ) -> Option<InputRequiredResult> {
+        if asking.states.is_none() {
+            match States::new() {
+                Ok(states) => asking.states = Some(states),
+                Err(e) => {
+                    tracing::warn!("cannot seal a request state ({e}); the notice goes instead");
+                    return None;
+                }
+            }
+        }
+        let session = self.link.session_id().await.unwrap_or_default();
+        let binding = ask::binding(&session, tool, args);
+        let wait = asking.wait;
+        let states = asking.states.as_mut().expect("made above");
+        let state = match states.seal(round, &binding, wait) {
+            Ok(state) => state,
+            Err(e) => {
+                tracing::warn!("cannot seal a request state ({e}); the notice goes instead");
+                return None;
+            }
+        };
+        let requests = [(
+            ask::INPUT_KEY.to_string(),
+            InputRequest::Elicitation(ElicitRequest::new(form)),
+        )]
+        .into_iter()
+        .collect();
+        Some(InputRequiredResult::new(Some(requests), Some(state)))
+    }
+
+    /// A 2026-07-28 retry that brings back a request state and the form's answer: the state
+    /// must be the one outstanding, sealed here for this session and this very call (else a
+    /// protocol error, and nothing is changed); the answer is then handed to the daemon, and
+    /// the call runs (or the second question follows).
+    async fn retried(
+        &self,
+        tool: &str,
+        args: &JsonObject,
+        state: Option<String>,
+        responses: Option<InputResponses>,
+    ) -> Result<Option<InputRequiredResult>, McpError> {
+        let Some(state) = state else {
+            return Err(McpError::invalid_params(
+                "berth: inputResponses came without the requestState they answer; nothing was changed",
+                None,
+            ));
+        };
+        let mut asking = self.asking.lock().await;
+        let session = self.link.session_id().await.unwrap_or_default();
+        let binding = ask::binding(&session, tool, args);
+        let Some(states) = asking.states.as_mut() else {
+            return Err(McpError::invalid_params(
+                ask::Refused::Invalid("this server issued none".into()).to_string(),
+                None,
+            ));
+        };
+        let round = states
+            .open(&state, &binding)
+            .map_err(|r| McpError::invalid_params(r.to_string(), None))?;
+        let result = responses
+            .as_ref()
+            .and_then(|r| r.get(ask::INPUT_KEY))
+            .ok_or_else(|| "the retry carries no answer to the form".to_string())
+            .and_then(ask::elicit_result);
+        let answer = match (round, result) {
+            (Round::Workspace(offer), Ok(result)) => match ask::read_workspace(&result, &offer) {
+                Reading::Answer(a) => a,
+                Reading::NoAnswer(why) => {
+                    tracing::info!("no answer from the form ({why}); the notice goes instead");
+                    return Ok(None);
+                }
+            },
+            (Round::Overlap(mut answer), Ok(result)) => {
+                if ask::read_share(&result) != Ok(true) {
+                    tracing::info!("the sharing was not confirmed; nothing changed");
+                    return Ok(None);
+                }
+                answer.allow_overlap = true;
+                answer
+            }
+            (_, Err(why)) => {
+                tracing::info!("no answer from the form ({why}); the notice goes instead");
+                return Ok(None);
+            }
+        };
+        match self.settle(answer).await {
+            Settled::Run => Ok(None),
+            Settled::Overlap(overlap, answer) => {
+                let form = ask::overlap_form(&overlap);
+                Ok(self
+                    .input_required(&mut asking, Round::Overlap(answer), form, tool, args)
+                    .await)
+            }
+        }
     }
 
     /// Waits until the handshake's instructions are known (both eras). They
@@ -165,6 +375,33 @@ impl Shim {
                 Ok(result)
             }
         }
+    }
+}
+
+/// Whether the request speaks the 2026-07-28 era, which asks through input-required results
+/// instead of requests to the client.
+fn new_era(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.protocol_version()
+        .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+}
+
+/// Puts a form to the user (`elicitation/create`) and waits for the answer at most `wait`.
+async fn elicit(
+    peer: &Peer<Server>,
+    form: ElicitRequestParams,
+    wait: Duration,
+) -> Result<ElicitResult, String> {
+    let request = ServerRequest::ElicitRequest(ElicitRequest::new(form));
+    let mut options = PeerRequestOptions::no_options();
+    options.timeout = Some(wait);
+    let handle = peer
+        .send_request_with_option(request, options)
+        .await
+        .map_err(|e| e.to_string())?;
+    match handle.await_response().await {
+        Ok(ClientResult::ElicitResult(result)) => Ok(result),
+        Ok(_) => Err("the client answered the form with something else".into()),
+        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -238,6 +475,22 @@ impl ServerHandler for Shim {
             return Err(McpError::invalid_params(Tool::unknown(&request.name), None));
         };
         let args = request.arguments.unwrap_or_default();
+        self.note_client(&context);
+        let retry = request.request_state.is_some() || request.input_responses.is_some();
+        let question = if retry {
+            self.retried(
+                tool.name(),
+                &args,
+                request.request_state,
+                request.input_responses,
+            )
+            .await?
+        } else {
+            self.ask_first(tool.name(), &args, &context).await
+        };
+        if let Some(input_required) = question {
+            return Ok(input_required.into());
+        }
         let result = self.forward(tool.name(), args, &context).await?;
         Ok(result.into())
     }

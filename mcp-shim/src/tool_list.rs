@@ -66,15 +66,15 @@ mod tests {
     fn tool_list_json_is_what_the_tool_table_generates() {
         let generated: Vec<Tool> = Table::ALL.into_iter().map(definition).collect();
         let generated = serde_json::to_value(&generated).unwrap();
-        if std::env::var_os("BERTH_WRITE_TOOLS").is_some() {
+        // Compared as values: key order depends on serde_json's features.
+        let checked_in: Value = serde_json::from_str(super::TOOLS_JSON).unwrap();
+        if checked_in != generated && std::env::var_os("BERTH_WRITE_TOOLS").is_some() {
             let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/tools.json");
             let text = serde_json::to_string_pretty(&generated).unwrap() + "\n";
             std::fs::write(path, text).unwrap();
-            // This build still holds the old file; the next one checks it.
-            return;
+            // This build still holds the old file: the run fails, and the next one checks it.
+            panic!("rewrote mcp-shim/src/tools.json; run the test again to check it");
         }
-        // Compared as values: key order depends on serde_json's features.
-        let checked_in: Value = serde_json::from_str(super::TOOLS_JSON).unwrap();
         assert!(
             checked_in == generated,
             "mcp-shim/src/tools.json is stale; regenerate it with \

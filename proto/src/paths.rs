@@ -60,6 +60,17 @@ pub struct EnvCtx {
     pub uid: Uid,
 }
 
+/// The variables that decide where the socket and berth's folders are, besides the home: every
+/// berth program reads them here, and a client that starts servers with a stripped environment
+/// (Codex) is told to forward each of them.
+pub const LOCATION_VARIABLES: [&str; 5] = [
+    "BERTH_SOCKET",
+    "BERTH_DATA_DIR",
+    "XDG_RUNTIME_DIR",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+];
+
 fn non_empty(v: Option<OsString>) -> Option<OsString> {
     v.filter(|s| !s.is_empty())
 }
@@ -75,12 +86,13 @@ impl EnvCtx {
     pub fn from_vars(get: impl Fn(&str) -> Option<OsString>) -> EnvCtx {
         let var = |k: &str| non_empty(get(k));
         let uid = current_uid();
+        let [socket, data_dir, runtime_dir, data_home, state_home] = LOCATION_VARIABLES;
         EnvCtx {
-            berth_socket: var("BERTH_SOCKET"),
-            berth_data_dir: var("BERTH_DATA_DIR"),
-            xdg_runtime_dir: var("XDG_RUNTIME_DIR"),
-            xdg_data_home: var("XDG_DATA_HOME"),
-            xdg_state_home: var("XDG_STATE_HOME"),
+            berth_socket: var(socket),
+            berth_data_dir: var(data_dir),
+            xdg_runtime_dir: var(runtime_dir),
+            xdg_data_home: var(data_home),
+            xdg_state_home: var(state_home),
             home: platform_home(&var, uid),
             login_runtime_dir: login_runtime_dir(uid),
             local_app_data: local_app_data(),
@@ -166,8 +178,7 @@ pub fn passwd_home(uid: u32) -> Option<OsString> {
 /// This process's real user id.
 #[cfg(unix)]
 pub fn current_uid() -> Uid {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    unsafe { libc::getuid() }
+    rustix::process::getuid().as_raw()
 }
 
 /// This process's user (see [`Uid`]).
@@ -573,6 +584,28 @@ mod windows_tests {
             lock,
             local.join("berth").join("pipes").join("berth-x_y.lock")
         );
+    }
+}
+
+#[cfg(test)]
+mod location_tests {
+    use super::*;
+
+    #[test]
+    fn the_location_variables_are_every_variable_the_paths_are_read_from() {
+        let asked = std::cell::RefCell::new(std::collections::BTreeSet::new());
+        let _ = EnvCtx::from_vars(|k| {
+            asked.borrow_mut().insert(k.to_owned());
+            None
+        });
+        let mut asked = asked.into_inner();
+        // The home is not berth's to name: clients forward it.
+        for home in ["HOME", "USERPROFILE", "LOCALAPPDATA"] {
+            asked.remove(home);
+        }
+        let listed: std::collections::BTreeSet<String> =
+            LOCATION_VARIABLES.iter().map(|v| v.to_string()).collect();
+        assert_eq!(asked, listed);
     }
 }
 

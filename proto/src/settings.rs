@@ -21,6 +21,11 @@ pub enum Setting {
     /// `guard.cross_workspace`: what the pre-tool hook does with a write into another
     /// workspace's folders.
     GuardCrossWorkspace,
+    /// `ask.elicit`: whether a session's question is put to the user in the client's own
+    /// form (MCP elicitation) where the client can show one.
+    AskElicit,
+    /// `ask.elicit_wait_secs`: how long that form waits for the person.
+    AskElicitWaitSecs,
 }
 
 /// What a setting's value is.
@@ -50,7 +55,7 @@ pub enum Kind {
 
 impl Setting {
     /// Every setting, in the order `setting list` shows them.
-    pub const ALL: [Setting; 7] = [
+    pub const ALL: [Setting; 9] = [
         Setting::WorkspaceUnassigned,
         Setting::ScratchKeepHours,
         Setting::HooksStopCommand,
@@ -58,6 +63,8 @@ impl Setting {
         Setting::CacheMaxEntries,
         Setting::CacheMaxWatches,
         Setting::GuardCrossWorkspace,
+        Setting::AskElicit,
+        Setting::AskElicitWaitSecs,
     ];
 
     /// Its key, as stored and typed.
@@ -70,6 +77,8 @@ impl Setting {
             Setting::CacheMaxEntries => "cache.max_entries",
             Setting::CacheMaxWatches => "cache.max_watches",
             Setting::GuardCrossWorkspace => "guard.cross_workspace",
+            Setting::AskElicit => "ask.elicit",
+            Setting::AskElicitWaitSecs => "ask.elicit_wait_secs",
         }
     }
 
@@ -118,6 +127,15 @@ impl Setting {
                 default: "ask",
                 choices: &["ask", "deny", "warn", "off"],
             },
+            Setting::AskElicit => Kind::Choice {
+                default: "on",
+                choices: &["on", "off"],
+            },
+            Setting::AskElicitWaitSecs => Kind::Number {
+                default: 300,
+                min: 1,
+                max: Some(3600),
+            },
         }
     }
 
@@ -152,6 +170,12 @@ impl Setting {
             Setting::GuardCrossWorkspace => {
                 "a write by an agent's own tools into another workspace's folders is put to the person where the client can ask, and refused where it cannot".to_string()
             }
+            Setting::AskElicit => {
+                "a session's question about its project's workspace is put to the user in the client's own form where the client can show one".to_string()
+            }
+            Setting::AskElicitWaitSecs => {
+                format!("the form waits {default} seconds for the person, then the notice is given instead")
+            }
         }
     }
 
@@ -171,6 +195,10 @@ impl Setting {
             Setting::GuardCrossWorkspace => {
                 "ask (put it to the person where the client can, refuse where it cannot), deny (always refuse), warn (allow, and tell the model) or off"
             }
+            Setting::AskElicit => {
+                "on (ask in the client's form where it can show one) or off (only the notice for the model)"
+            }
+            Setting::AskElicitWaitSecs => "a whole number of seconds, 1 to 3600",
         }
     }
 

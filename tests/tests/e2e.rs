@@ -7,6 +7,10 @@
 // "The daemon").
 #[path = "e2e/daemon.rs"]
 mod daemon;
+// Started by systemd on the first connection: descriptor 3, and the LISTEN_* variables.
+#[cfg(target_os = "linux")]
+#[path = "e2e/socket_activation.rs"]
+mod socket_activation;
 // Cargo metadata: descriptions, licences, readmes, and crates publishable as they are.
 #[path = "e2e/crates.rs"]
 mod crates;

@@ -2,9 +2,8 @@
 //! own definition. With `--json`, one document holding it:
 //! `{"shell", "script"}`.
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 
-use crate::cli::Cli;
 use crate::context::Ctx;
 use crate::output::{self, CliError};
 
@@ -16,9 +15,12 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-/// Runs `berth completions`: the script goes to stdout.
-pub async fn cmd_completions(ctx: &mut Ctx, args: CompletionsArgs) -> Result<(), CliError> {
-    let mut cmd = Cli::command();
+/// Runs `berth completions` for `cmd`, the CLI's definition: the script goes to stdout.
+pub async fn cmd_completions(
+    ctx: &mut Ctx,
+    args: CompletionsArgs,
+    mut cmd: clap::Command,
+) -> Result<(), CliError> {
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "berth", &mut out);
     let script = String::from_utf8_lossy(&out);

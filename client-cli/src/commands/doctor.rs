@@ -484,7 +484,7 @@ fn log_check(env: &EnvCtx, diagnosis: Option<&pb::DiagnoseReply>) -> Check {
     let file = match diagnosis {
         Some(d) => PathBuf::from(&d.log_file),
         None => match paths::state_dir(env) {
-            Ok(d) => d.join("berthd.log"),
+            Ok(d) => d.join(berth_proto::logfile::DAEMON_LOG),
             Err(e) => return unknown("log", e.to_string()),
         },
     };

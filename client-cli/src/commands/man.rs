@@ -7,9 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 
-use crate::cli::Cli;
 use crate::context::Ctx;
 use crate::output::{self, CliError};
 
@@ -22,9 +21,8 @@ pub struct ManArgs {
     pub dir: Option<PathBuf>,
 }
 
-/// Runs `berth man`.
-pub async fn cmd_man(ctx: &mut Ctx, args: ManArgs) -> Result<(), CliError> {
-    let cmd = Cli::command();
+/// Runs `berth man` for `cmd`, the CLI's definition.
+pub async fn cmd_man(ctx: &mut Ctx, args: ManArgs, cmd: clap::Command) -> Result<(), CliError> {
     let Some(dir) = args.dir else {
         let roff = render(&cmd)?;
         if ctx.json {

@@ -13,19 +13,23 @@ use super::{Client, Locations, Os, Programs, Scope, powershell_call, shell_word}
 /// an MCP server's environment unless its entry names them in `env_vars`.
 /// Names, not values: Codex forwards each from its own environment when
 /// set, so nothing written today goes stale.
-pub const CODEX_FORWARDED_ENV: [&str; 11] = [
-    "BERTH_WORKSPACE",
-    "BERTH_EXTRA_HOME",
-    "BERTH_CWD",
-    "BERTH_SOCKET",
-    "BERTH_DATA_DIR",
-    "BERTH_DAEMON",
-    "BERTH_LOG",
-    "XDG_RUNTIME_DIR",
-    "XDG_DATA_HOME",
-    "XDG_STATE_HOME",
-    "XDG_CONFIG_HOME",
-];
+/// The locations are `paths::LOCATION_VARIABLES`, so one read there is forwarded here too.
+pub fn codex_forwarded_env() -> Vec<&'static str> {
+    // In the order earlier versions wrote, so a registration made then is unchanged.
+    let [socket, data_dir, xdg @ ..] = berth_proto::paths::LOCATION_VARIABLES;
+    [
+        "BERTH_WORKSPACE",
+        "BERTH_EXTRA_HOME",
+        "BERTH_CWD",
+        socket,
+        data_dir,
+    ]
+    .into_iter()
+    .chain(["BERTH_DAEMON", "BERTH_LOG"])
+    .chain(xdg)
+    .chain(["XDG_CONFIG_HOME"])
+    .collect()
+}
 
 /// What berth puts into one file.
 #[derive(Debug, Clone)]
@@ -346,7 +350,10 @@ fn mcp_spec(
                 name: name.to_string(),
                 command,
                 args,
-                env_vars: CODEX_FORWARDED_ENV.iter().map(|s| s.to_string()).collect(),
+                env_vars: codex_forwarded_env()
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect(),
             }),
             shared_with: None,
             within: None,

@@ -4,6 +4,7 @@
 //! for it in tests.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::project_file::ProjectFileError;
 use crate::worktree::GitLink;
@@ -23,7 +24,8 @@ pub struct DirLook {
     /// A `.git` folder or file (worktrees and submodules use a file) is present.
     pub git: bool,
     /// What a `.git` *file* amounts to, judged against git's records; `None` without one.
-    pub link: Option<GitLink>,
+    /// Shared: a cached look is cloned on every use, and the verdict holds two paths.
+    pub link: Option<Arc<GitLink>>,
 }
 
 impl DirLook {
@@ -63,7 +65,7 @@ impl DirLook {
     pub fn with_link(self, link: GitLink) -> Self {
         Self {
             git: true,
-            link: Some(link),
+            link: Some(Arc::new(link)),
             ..self
         }
     }

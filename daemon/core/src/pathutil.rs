@@ -32,6 +32,41 @@ pub fn is_strict_ancestor_normal(ancestor: &Path, of: &Path) -> bool {
     o.len() > a.len() && o.starts_with(a) && (a == b"/" || o[a.len()] == b'/')
 }
 
+/// `path` beneath `base` (both in normal form, as a walk's are), by bytes where both are Unix
+/// absolute paths without `..`; otherwise by components, as [`Path::strip_prefix`] does. `None`
+/// when `path` is not within `base`.
+pub fn strip_prefix_normal<'p>(path: &'p Path, base: &Path) -> Option<&'p Path> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt as _;
+        let (p, b) = (path.as_os_str().as_bytes(), base.as_os_str().as_bytes());
+        if plain_absolute(p) && plain_absolute(b) {
+            let b = b.strip_suffix(b"/").unwrap_or(b);
+            let rest = p.strip_prefix(b)?;
+            return match rest {
+                [] => Some(Path::new("")),
+                [b'/', rest @ ..] => Some(Path::new(std::ffi::OsStr::from_bytes(rest))),
+                _ if b.is_empty() => Some(Path::new(std::ffi::OsStr::from_bytes(rest))),
+                _ => None,
+            };
+        }
+    }
+    path.strip_prefix(base).ok()
+}
+
+/// An absolute Unix path whose bytes are its components: no empty, `.` or `..` segment.
+#[cfg(unix)]
+fn plain_absolute(bytes: &[u8]) -> bool {
+    let Some(rest) = bytes.strip_prefix(b"/") else {
+        return false;
+    };
+    let rest = rest.strip_suffix(b"/").unwrap_or(rest);
+    rest.is_empty()
+        || rest
+            .split(|b| *b == b'/')
+            .all(|segment| !matches!(segment, b"" | b"." | b".."))
+}
+
 /// The number of normal (named) components: `/` is 0, `/home/u` is 2.
 pub fn depth(path: &Path) -> usize {
     path.components()
@@ -176,6 +211,28 @@ fn is_normal(path: &Path) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[cfg(unix)] // Unix paths; elsewhere the component-wise form is the only one
+    #[rstest::rstest]
+    #[case("/tmp/w", "/tmp/w")]
+    #[case("/tmp/w/a/b", "/tmp/w")]
+    #[case("/tmp/w2", "/tmp/w")]
+    #[case("/tmp", "/tmp/w")]
+    #[case("/tmp/w/", "/tmp/w")]
+    #[case("/tmp/w/a", "/tmp/w/")]
+    #[case("/a", "/")]
+    #[case("/", "/")]
+    #[case("/tmp//w/a", "/tmp/w")]
+    #[case("/tmp/./w/a", "/tmp/w")]
+    #[case("/tmp/w/../w/a", "/tmp/w")]
+    #[case("tmp/w/a", "tmp/w")]
+    fn stripping_by_bytes_agrees_with_components(#[case] path: &str, #[case] base: &str) {
+        let (path, base) = (Path::new(path), Path::new(base));
+        assert_eq!(
+            strip_prefix_normal(path, base),
+            path.strip_prefix(base).ok()
+        );
+    }
+
     use rstest::rstest;
 
     use super::*;

@@ -184,11 +184,11 @@ impl FileVerdict {
 
 /// What the walk says, before any rule is applied. Shared by resolution, claims and explain.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WalkSummary {
+pub struct WalkSummary<'w> {
     pub project: Option<PathBuf>,
     pub file: Option<FileVerdict>,
     /// The linked worktree the walk passed, when the nearest `.git` is one git's records confirm.
-    pub worktree: Option<LinkedWorktree>,
+    pub worktree: Option<LinkedWorktree<'w>>,
     /// One note per invalid file passed on the way to the nearest valid one.
     pub notes: Vec<String>,
 }
@@ -214,7 +214,7 @@ pub fn approval_in(
     registry: &Registry,
     workspace: &str,
     dir: &Path,
-    worktree: Option<&LinkedWorktree>,
+    worktree: Option<&LinkedWorktree<'_>>,
 ) -> Approval {
     let Some((wt, there)) = worktree.and_then(|wt| Some((wt, wt.counterpart(dir)?))) else {
         return approval(registry, workspace, dir);
@@ -222,7 +222,7 @@ pub fn approval_in(
     match approval(registry, workspace, &there) {
         Approval::Approved { root, .. } => Approval::Approved {
             root,
-            through: Some(wt.repository.clone()),
+            through: Some(wt.repository.to_path_buf()),
         },
         Approval::NoSuchWorkspace => Approval::NoSuchWorkspace,
         Approval::NoRoot => approval(registry, workspace, dir),
@@ -231,19 +231,19 @@ pub fn approval_in(
 
 /// The linked worktree a walk passed: the nearest folder with a `.git`, when git's records
 /// confirm it is one. A nearer plain `.git` folder (a nested clone) is a repository of its own.
-pub fn linked_worktree(walk: &[WalkStep]) -> Option<LinkedWorktree> {
+pub fn linked_worktree(walk: &[WalkStep]) -> Option<LinkedWorktree<'_>> {
     let step = walk.iter().find(|s| s.look.git)?;
-    match &step.look.link {
+    match step.look.link.as_deref() {
         Some(GitLink::Worktree { repository, .. }) => Some(LinkedWorktree {
-            top: step.dir.clone(),
-            repository: repository.clone(),
+            top: &step.dir,
+            repository,
         }),
         _ => None,
     }
 }
 
 /// Finds the project, the nearest valid project file and the notes for invalid ones.
-pub fn summarize_walk(walk: &[WalkStep], registry: &Registry) -> WalkSummary {
+pub fn summarize_walk<'w>(walk: &'w [WalkStep], registry: &Registry) -> WalkSummary<'w> {
     let mut summary = WalkSummary {
         project: None,
         file: None,
@@ -296,7 +296,7 @@ pub fn summarize_walk(walk: &[WalkStep], registry: &Registry) -> WalkSummary {
 pub fn roots_decide_at(
     registry: &Registry,
     dir: &Path,
-    worktree: Option<&LinkedWorktree>,
+    worktree: Option<&LinkedWorktree<'_>>,
 ) -> (PathBuf, bool) {
     let own = || (dir.to_path_buf(), false);
     let Some((wt, there)) = worktree.and_then(|wt| Some((wt, wt.counterpart(dir)?))) else {
@@ -305,7 +305,7 @@ pub fn roots_decide_at(
     let inside_worktree = registry
         .roots_containing(dir)
         .into_iter()
-        .any(|r| crate::pathutil::is_within(&r.path, &wt.top));
+        .any(|r| crate::pathutil::is_within(&r.path, wt.top));
     if inside_worktree || registry.roots_containing(&there).is_empty() {
         return own();
     }

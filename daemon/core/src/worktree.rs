@@ -159,22 +159,23 @@ pub fn repository_of(admin: &Path) -> Option<(PathBuf, PathBuf)> {
     Some((common.to_path_buf(), repository.to_path_buf()))
 }
 
-/// A folder of a walk that passed a linked worktree, and the repository it belongs to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LinkedWorktree {
+/// A folder of a walk that passed a linked worktree, and the repository it belongs to. It
+/// borrows from the walk: resolution asks for it on every answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkedWorktree<'w> {
     /// The worktree's top folder (where its `.git` file is).
-    pub top: PathBuf,
+    pub top: &'w Path,
     /// R's folder.
-    pub repository: PathBuf,
+    pub repository: &'w Path,
 }
 
-impl LinkedWorktree {
+impl LinkedWorktree<'_> {
     /// Where `dir`, inside the worktree, stands in R: the same relative path beneath R's folder.
     /// `None` for a folder outside the worktree.
     pub fn counterpart(&self, dir: &Path) -> Option<PathBuf> {
-        let rel = dir.strip_prefix(&self.top).ok()?;
+        let rel = crate::pathutil::strip_prefix_normal(dir, self.top)?;
         Some(if rel.as_os_str().is_empty() {
-            self.repository.clone()
+            self.repository.to_path_buf()
         } else {
             self.repository.join(rel)
         })
@@ -182,10 +183,14 @@ impl LinkedWorktree {
 
     /// The note an answer carries when it was approved through the repository.
     pub fn note(&self) -> String {
-        format!(
-            "approved through the repository {} (this folder is one of its git worktrees)",
-            self.repository.display()
-        )
+        const BEFORE: &str = "approved through the repository ";
+        const AFTER: &str = " (this folder is one of its git worktrees)";
+        let repository = self.repository.to_string_lossy();
+        let mut note = String::with_capacity(BEFORE.len() + repository.len() + AFTER.len());
+        note.push_str(BEFORE);
+        note.push_str(&repository);
+        note.push_str(AFTER);
+        note
     }
 }
 
@@ -264,8 +269,8 @@ mod tests {
     #[test]
     fn a_folder_of_the_worktree_stands_at_the_same_place_in_the_repository() {
         let wt = LinkedWorktree {
-            top: "/tmp/w".into(),
-            repository: "/src/r".into(),
+            top: Path::new("/tmp/w"),
+            repository: Path::new("/src/r"),
         };
         assert_eq!(wt.counterpart(Path::new("/tmp/w")), Some("/src/r".into()));
         assert_eq!(

@@ -158,6 +158,8 @@ struct Entries {
     /// Folders whose `.git` verdict rests on an admin folder, by that folder: a change there (or
     /// to a folder above it) is a change to their looks.
     dependents: BTreeMap<PathBuf, BTreeSet<Arc<Path>>>,
+    /// Admin folders whose last dependent went: the worker gives their watches back.
+    orphans: Vec<PathBuf>,
 }
 
 impl Entries {
@@ -190,8 +192,20 @@ impl Entries {
             dirs.remove(dir);
             if dirs.is_empty() {
                 self.dependents.remove(admin);
+                self.orphans.push(admin.to_path_buf());
             }
         }
+    }
+
+    /// Whether nothing cached needs a watch at or beneath `path`: no entry there, and no look
+    /// resting on an admin folder there.
+    fn idle_under(&self, path: &Path) -> bool {
+        self.under(path).next().is_none()
+            && self
+                .dependents
+                .range::<Path, _>((Bound::Included(path), Bound::Unbounded))
+                .next()
+                .is_none_or(|(admin, _)| !admin.starts_with(path))
     }
 
     /// Records that the fill holding `token` for `dir` rests on `admin`; false when that fill
@@ -436,6 +450,9 @@ enum WorkerMsg {
     /// A fill lost its race with an invalidation: give its watches back unless something is
     /// cached there again.
     Release(PathBuf),
+    /// Answered once every message before it is applied: a test's barrier.
+    #[cfg(test)]
+    Flush(mpsc::Sender<()>),
 }
 
 /// How a fill will keep its result true.
@@ -557,7 +574,11 @@ impl LookupCache {
     pub fn clear(&self) {
         let mut e = self.write_entries();
         let n = e.slots.len();
-        *e = Entries::default();
+        let orphans = e.dependents.keys().cloned().collect();
+        *e = Entries {
+            orphans,
+            ..Entries::default()
+        };
         self.invalidations.fetch_add(n as u64, Relaxed);
     }
 
@@ -691,7 +712,7 @@ impl LookupCache {
         let mut look = self.inner.look(dir);
         let plan = match look
             .link
-            .as_ref()
+            .as_deref()
             .and_then(GitLink::admin)
             .map(Path::to_path_buf)
         {
@@ -701,8 +722,15 @@ impl LookupCache {
             Some(admin) => match plan {
                 Plan::Watched if self.watch_admin(dir, token, &admin) => {
                     look = self.inner.look(dir);
-                    let same = look.link.as_ref().and_then(GitLink::admin) == Some(&*admin);
-                    if same { Plan::Watched } else { Plan::Uncached }
+                    let same = look.link.as_deref().and_then(GitLink::admin) == Some(&*admin);
+                    // The worker may have given an orphaned admin folder's watch back between
+                    // the watch and the dependency; once the dependency is in, it cannot.
+                    let held = self.with_watches(|table| table.watched.contains(&admin));
+                    if same && held {
+                        Plan::Watched
+                    } else {
+                        Plan::Uncached
+                    }
                 }
                 _ => Plan::Uncached,
             },
@@ -968,6 +996,30 @@ impl LookupCache {
     }
 
     fn apply(&self, msg: WorkerMsg) {
+        self.apply_one(msg);
+        self.release_orphans();
+    }
+
+    /// Gives back the watches of admin folders no look rests on any more, with the ancestors
+    /// watched only for them (`.git/worktrees`, `.git`), so evicting or invalidating a worktree's
+    /// look does not leave its admin folder's watches held.
+    fn release_orphans(&self) {
+        let orphans = std::mem::take(&mut self.write_entries().orphans);
+        for admin in orphans {
+            let mut top = None;
+            for p in admin.ancestors().take_while(|p| p.parent().is_some()) {
+                if !self.read_entries().idle_under(p) {
+                    break;
+                }
+                top = Some(p);
+            }
+            if let Some(top) = top {
+                self.forget_watches_under(top);
+            }
+        }
+    }
+
+    fn apply_one(&self, msg: WorkerMsg) {
         match msg {
             WorkerMsg::Event(WatchEvent::Overflow) => {
                 tracing::info!("filesystem events were lost; dropping the lookup cache");
@@ -990,6 +1042,11 @@ impl LookupCache {
                     self.forget_watches_under(&dir);
                     self.write_entries().remove_under(&dir);
                 }
+            }
+            #[cfg(test)]
+            WorkerMsg::Flush(done) => {
+                self.release_orphans();
+                let _ = done.send(());
             }
             WorkerMsg::Evicted(tops) => {
                 for top in &tops {
@@ -1292,7 +1349,7 @@ mod tests {
         let cache = LookupCache::new(CacheConfig::default());
         let verified = cache.look(&w);
         assert!(
-            matches!(verified.link, Some(GitLink::Worktree { .. })),
+            matches!(verified.link.as_deref(), Some(GitLink::Worktree { .. })),
             "{verified:?}"
         );
         // From memory: the admin folder's watches keep the verdict true.
@@ -1300,7 +1357,10 @@ mod tests {
         // The back-link rewritten (the worktree moved elsewhere), then restored.
         std::fs::write(admin.join("gitdir"), "/elsewhere/.git\n").unwrap();
         settles(&cache, &w);
-        assert!(matches!(cache.look(&w).link, Some(GitLink::Refused { .. })));
+        assert!(matches!(
+            cache.look(&w).link.as_deref(),
+            Some(GitLink::Refused { .. })
+        ));
         std::fs::write(
             admin.join("gitdir"),
             format!("{}\n", w.join(".git").display()),
@@ -1313,7 +1373,7 @@ mod tests {
         settles(&cache, &w);
         std::fs::remove_dir_all(&admin).unwrap();
         settles(&cache, &w);
-        let pruned = cache.look(&w).link;
+        let pruned = cache.look(&w).link.as_deref().cloned();
         // On Windows (seen under Wine) the folder can linger, empty, while a watch on it is
         // open: its back-link is what is missing then. Either way the link is refused.
         assert!(
@@ -1342,7 +1402,7 @@ mod tests {
         let w = root.join("w");
         let cache = LookupCache::new(CacheConfig::default());
         assert!(matches!(
-            cache.look(&w).link,
+            cache.look(&w).link.as_deref(),
             Some(GitLink::Worktree { .. })
         ));
         std::fs::rename(root.join("r"), root.join("r2")).unwrap();
@@ -1350,7 +1410,7 @@ mod tests {
         std::fs::rename(root.join("r2"), root.join("r")).unwrap();
         settles(&cache, &w);
         assert!(matches!(
-            cache.look(&w).link,
+            cache.look(&w).link.as_deref(),
             Some(GitLink::Worktree { .. })
         ));
     }
@@ -1517,6 +1577,94 @@ mod tests {
         let e = cache.read_entries();
         let kept: Vec<_> = e.order.iter().map(|p| p.to_path_buf()).collect();
         assert_eq!(kept, vec![root.join("pq")]);
+    }
+
+    impl LookupCache {
+        /// Waits until the worker has applied every message sent before.
+        fn flush(&self) {
+            let (tx, rx) = mpsc::channel();
+            self.to_worker.send(WorkerMsg::Flush(tx)).unwrap();
+            rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        }
+
+        fn watched(&self) -> Vec<PathBuf> {
+            self.with_watches(|table| table.watched.iter().cloned().collect())
+        }
+    }
+
+    #[test]
+    fn an_evicted_worktrees_admin_folder_gives_its_watches_back() {
+        let (_t, root) = tree();
+        let admin = worktree(&root);
+        let w = root.join("w");
+        // Made before anything is watched, so no event races the eviction.
+        let others: Vec<PathBuf> = (0..40).map(|i| root.join(format!("d{i}"))).collect();
+        for d in &others {
+            std::fs::create_dir(d).unwrap();
+        }
+        let cache = LookupCache::new(config(10, 1000));
+        assert!(matches!(
+            cache.look(&w).link.as_deref(),
+            Some(GitLink::Worktree { .. })
+        ));
+        cache.flush();
+        assert!(cache.watched().contains(&admin));
+        for d in &others {
+            cache.look(d);
+        }
+        cache.flush();
+        assert!(
+            !cache.read_entries().slots.contains_key(w.as_path()),
+            "{:?}",
+            cache.read_entries().order
+        );
+        let repository = root.join("r");
+        let held: Vec<_> = cache
+            .watched()
+            .into_iter()
+            .filter(|p| p.starts_with(&repository))
+            .collect();
+        assert_eq!(held, Vec::<PathBuf>::new());
+        // Looked at again, it is verified and watched again.
+        assert!(matches!(
+            cache.look(&w).link.as_deref(),
+            Some(GitLink::Worktree { .. })
+        ));
+        assert!(cache.watched().contains(&admin));
+    }
+
+    #[test]
+    fn an_admin_folder_another_worktree_rests_on_keeps_its_watches() {
+        let (_t, root) = tree();
+        let admin = worktree(&root);
+        // A second worktree of the same repository.
+        let admin2 = root.join("r/.git/worktrees/w2");
+        std::fs::create_dir_all(&admin2).unwrap();
+        std::fs::create_dir(root.join("w2")).unwrap();
+        std::fs::write(
+            root.join("w2/.git"),
+            format!("gitdir: {}\n", admin2.display()),
+        )
+        .unwrap();
+        std::fs::write(
+            admin2.join("gitdir"),
+            format!("{}\n", root.join("w2/.git").display()),
+        )
+        .unwrap();
+        std::fs::write(admin2.join("commondir"), "../..\n").unwrap();
+        let cache = LookupCache::new(config(1000, 1000));
+        cache.look(&root.join("w"));
+        cache.look(&root.join("w2"));
+        cache.invalidate(&root.join("w"));
+        cache.flush();
+        let watched = cache.watched();
+        assert!(!watched.contains(&admin), "{watched:?}");
+        assert!(watched.contains(&admin2), "{watched:?}");
+        assert!(
+            watched.contains(&root.join("r/.git/worktrees")),
+            "{watched:?}"
+        );
+        assert!(cache.look_along_in_memory(vec![root.join("w2")]).is_some());
     }
 
     #[test]

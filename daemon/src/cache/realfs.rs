@@ -25,7 +25,7 @@ impl FsView for RealFs {
         DirLook {
             project_file: read_project_file(&project_file_path(dir)),
             git,
-            link,
+            link: link.map(std::sync::Arc::new),
         }
     }
 }
@@ -245,8 +245,7 @@ mod tests {
         std::fs::write(&file, r#"{"workspace": "notes"}"#).unwrap();
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o000)).unwrap();
         let look = RealFs.look(tmp.path());
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } == 0 {
+        if rustix::process::geteuid().is_root() {
             // root reads anything; the check cannot be exercised.
             assert_eq!(look.project_file, Some(Ok("notes".into())));
         } else {

@@ -197,12 +197,8 @@ fn is_not_a_folder(e: &std::io::Error) -> bool {
 
 #[cfg(unix)]
 fn writable_and_searchable(dir: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: c is a valid NUL-terminated path.
-    unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+    use rustix::fs::Access;
+    rustix::fs::access(dir, Access::WRITE_OK | Access::EXEC_OK).is_ok()
 }
 
 /// Windows keeps access in lists, not mode bits: a folder that is not marked read-only is

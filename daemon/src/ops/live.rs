@@ -51,6 +51,8 @@ pub struct Session {
     pub link: Option<Link>,
     /// Linked that way: whether the question was put, by its hook or by its own first result.
     pub asked: bool,
+    /// Its question in the client's own form, once `berth-mcp` took it.
+    pub question: Question,
 }
 
 /// Who holds a session id that another process asked for.
@@ -178,4 +180,35 @@ impl Drop for Claim<'_> {
             claims.remove(&self.id);
         }
     }
+}
+
+/// Where a session's question in the client's form stands.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Question {
+    /// Not taken: the first result decides as it always did.
+    #[default]
+    NotTaken,
+    /// Taken by the shim, which is asking; `notice` is what the first result gives unless an
+    /// answer settles it.
+    Open {
+        /// The notice reserved.
+        notice: String,
+        /// The workspaces offered by name.
+        offered: Vec<String>,
+        /// After an answer whose folder overlaps other workspaces' roots: the workspace
+        /// chosen, which only a confirmation of the sharing may use.
+        overlap: Option<String>,
+    },
+    /// The answer could not be used: the first result gives the notice.
+    Unanswered {
+        /// The notice reserved.
+        notice: String,
+    },
+    /// Answered and acted on: what the first result reports instead of the notice.
+    Answered {
+        /// One line per thing done.
+        done: Vec<String>,
+    },
+    /// Settled: the first result went out.
+    Closed,
 }

@@ -13,6 +13,7 @@ pub(crate) mod homes;
 pub(crate) mod hooks;
 pub(crate) mod links;
 pub(crate) mod live;
+pub(crate) mod question;
 pub(crate) mod roots;
 pub(crate) mod scratch;
 pub(crate) mod sessions;

@@ -17,6 +17,7 @@ use crate::error::BerthError;
 use crate::ops::caller::Caller;
 use crate::ops::device::Device;
 use crate::ops::links::{Link, link_of};
+use crate::ops::live::Question;
 use crate::ops::live::{Held, Peer, Session};
 use crate::ops::scratch::shim_running;
 use crate::store::NewSession;
@@ -151,6 +152,7 @@ impl Device {
             link,
             // A result that already went out put the question, or owed none.
             asked: answered,
+            question: Default::default(),
         };
         tracing::info!(session = %id, workspace = %session.pin.workspace, reason = %session.pin.reason, pid = peer.pid, client = ?session.link.as_ref().map(|l| l.client.pid), "session opened");
         self.sessions()
@@ -246,6 +248,25 @@ impl Device {
                 return Ok(FirstResult::default());
             }
             s.answered = true;
+            // A question taken for the client's form settles the first result: what the
+            // answer did, or the notice it reserved.
+            match std::mem::replace(&mut s.question, Question::Closed) {
+                Question::Open { notice, .. } | Question::Unanswered { notice } => {
+                    return Ok(FirstResult {
+                        notice: Some(notice),
+                        notes: s.pin.notes.clone(),
+                    });
+                }
+                Question::Answered { done } => {
+                    let mut notes = s.pin.notes.clone();
+                    notes.extend(done);
+                    return Ok(FirstResult {
+                        notice: None,
+                        notes,
+                    });
+                }
+                Question::NotTaken | Question::Closed => {}
+            }
             if s.pin_error.is_some() {
                 // The error itself is what the session must hear first.
                 return Ok(FirstResult::default());

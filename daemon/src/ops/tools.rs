@@ -497,6 +497,7 @@ impl Device {
             registration: 0,
             link: None,
             asked: true,
+            question: Default::default(),
         };
         let target = self.target(&s, &answer, path)?;
         let (abs, ws) = match &target {

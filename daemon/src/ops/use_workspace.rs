@@ -45,6 +45,20 @@ impl Device {
         allow_overlap: bool,
         mode: Mode,
     ) -> Result<UseOutcome, BerthError> {
+        self.use_or_overlap(caller, name, allow_overlap, mode)?
+            .map_err(refused)
+    }
+
+    /// [`Device::use_workspace`], with an unconfirmed overlap kept apart from every other
+    /// refusal, for a caller that asks the user about it itself (the session's question in the
+    /// client's form). Nothing is changed when it is returned.
+    pub(crate) fn use_or_overlap(
+        &self,
+        caller: &Caller,
+        name: &str,
+        allow_overlap: bool,
+        mode: Mode,
+    ) -> Result<Result<UseOutcome, UseRefusal>, BerthError> {
         check_workspace_name(name).map_err(|e| BerthError::invalid(e.to_string()))?;
         let gathered = self.gather(caller, "")?;
         let reg = self.registry();
@@ -66,14 +80,14 @@ impl Device {
             already_approved_through_repository(&summary, &gathered.directory, name, &reg)
         {
             let answer = self.resolve(caller, "", None, mode)?;
-            return Ok(UseOutcome {
+            return Ok(Ok(UseOutcome {
                 folder: summary.project,
                 created: false,
                 root_added: false,
                 project_file: None,
                 notes: vec![note],
                 answer,
-            });
+            }));
         }
         let folder = match (summary.project, mode) {
             (Some(project), _) => project,
@@ -92,7 +106,7 @@ impl Device {
                     self.refresh()?;
                 }
                 let answer = self.resolve(caller, "", None, mode)?;
-                return Ok(UseOutcome {
+                return Ok(Ok(UseOutcome {
                     folder: None,
                     created,
                     root_added: false,
@@ -101,7 +115,7 @@ impl Device {
                         "this session has no project, so nothing was switched; pass workspace \"{name}\" on later calls"
                     )],
                     answer,
-                });
+                }));
             }
         };
         self.check_root_place(&folder, caller.extra_home.as_deref())?;
@@ -115,15 +129,17 @@ impl Device {
         let previous = read_existing(&file)?;
         // Everything is decided here, before the file is touched (ADR 0005). The registry rows
         // are decided again inside the write below, where no other write can slip in between.
-        let planned = plan(
+        let planned = match plan(
             &self.registry(),
             name,
             &folder,
             previous.as_deref(),
             allow_overlap,
             mode,
-        )
-        .map_err(refused)?;
+        ) {
+            Ok(planned) => planned,
+            Err(refusal) => return Ok(Err(refusal)),
+        };
 
         // The file first: if the registry write then fails, the file is put
         // back as it was, and an unapproved file only proposes anyway.
@@ -174,14 +190,14 @@ impl Device {
             ));
         }
         let answer = self.resolve(caller, "", None, mode)?;
-        Ok(UseOutcome {
+        Ok(Ok(UseOutcome {
             folder: Some(folder),
             created: create,
             root_added: add_root,
             project_file: wrote.then_some(file),
             notes,
             answer,
-        })
+        }))
     }
 
     /// Forgets cached lookups at and below `dir` (the daemon's own writes

@@ -23,6 +23,43 @@ use crate::process::lock::{DataFolder, InstanceLock};
 use crate::rpc::socket::BoundSocket;
 use crate::store::Store;
 
+/// Why the daemon did not start, or stopped serving: said once, on stderr, in the log, and on
+/// the ready pipe to the client that started it.
+#[derive(Debug, thiserror::Error)]
+pub enum BootError {
+    #[error(transparent)]
+    Path(#[from] paths::PathError),
+    #[error(transparent)]
+    NotOurs(#[from] ownership::NotOurs),
+    #[error(transparent)]
+    PrivateDir(#[from] paths::PrivateDirError),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error(transparent)]
+    Device(#[from] crate::error::BerthError),
+    #[error(transparent)]
+    Bind(#[from] crate::rpc::socket::BindError),
+    /// A step that failed with the system's error.
+    #[error("{what}: {source}")]
+    Failed {
+        what: String,
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// Another daemon's, or the system's, state keeps this one from serving.
+    #[error("{0}")]
+    Refused(String),
+}
+
+impl BootError {
+    fn failed(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BootError {
+        let what = what.into();
+        move |e| BootError::Failed {
+            what,
+            source: Box::new(e),
+        }
+    }
+}
+
 /// Once stopped, how long the server may take to send its last answers
 /// (the stop's own) before the process exits regardless.
 const FLUSH: Duration = Duration::from_millis(200);
@@ -89,18 +126,19 @@ pub fn run(opts: Options) -> ExitCode {
     }
 }
 
-fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
+fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, BootError> {
+    // Before any thread: it takes the LISTEN_* variables out of the environment.
+    let inherited = systemd_socket();
     let env = EnvCtx::from_process();
-    let derived = paths::socket_path(&env).map_err(|e| e.to_string())?;
-    let data_dir = paths::data_dir(&env).map_err(|e| e.to_string())?;
-    let state_dir = paths::state_dir(&env).map_err(|e| e.to_string())?;
+    let derived = paths::socket_path(&env)?;
+    let data_dir = paths::data_dir(&env)?;
+    let state_dir = paths::state_dir(&env)?;
     // Before anything is read or made there (docs/decisions/0036-berths-folders-are-the-users-alone.md).
-    ownership::check_state_folder(&state_dir, env.uid).map_err(|e| e.to_string())?;
-    ownership::check_data_folder(&data_dir, env.uid).map_err(|e| e.to_string())?;
+    ownership::check_state_folder(&state_dir, env.uid)?;
+    ownership::check_data_folder(&data_dir, env.uid)?;
     if let Err(e) = crate::process::logging::init(&state_dir, opts.foreground) {
         tracing::warn!(dir = ?state_dir, error = %e, "cannot open the log file; logging to stderr");
     }
-    let inherited = systemd_socket();
     // A pipe has no folder; its security descriptor is set when it is made.
     #[cfg(unix)]
     let fallback = derived_folder(&derived, &env, inherited.is_some())?;
@@ -109,15 +147,15 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
     // The data folder first: it is the registry's identity, and a daemon for
     // it may already listen on another socket.
     create_data_dir(&data_dir, env.uid)?;
-    let data_lock = match crate::process::lock::claim_data_folder(&data_dir, &derived)
-        .map_err(|e| format!("taking the lock in the data folder {data_dir:?}: {e}"))?
-    {
+    let data_lock = match crate::process::lock::claim_data_folder(&data_dir, &derived).map_err(
+        BootError::failed(format!("taking the lock in the data folder {data_dir:?}")),
+    )? {
         DataFolder::Ours(lock) => lock,
         held if inherited.is_some() => {
-            return Err(format!(
+            return Err(BootError::Refused(format!(
                 "started by systemd, but another berthd serves the data folder {data_dir:?} ({held:?}); \
                  stop it with `berth daemon stop` so systemd's socket takes over"
-            ));
+            )));
         }
         DataFolder::Elsewhere(running) => {
             let message = format!(
@@ -143,12 +181,12 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
     let socket = match &fallback {
         None => derived.clone(),
         Some(why) => {
-            let own = crate::rpc::fallback::make(&derived, env.uid).map_err(|e| {
+            let own = crate::rpc::fallback::make(&derived, env.uid).map_err(BootError::failed(
                 format!(
-                    "the socket {derived:?} is not used ({}), and making a folder of berth's own beside it failed: {e}",
+                    "the socket {derived:?} is not used ({}), and making a folder of berth's own beside it failed",
                     why.because
-                )
-            })?;
+                ),
+            ))?;
             tracing::warn!(instead_of = ?derived, socket = ?own, because = %why.because, "listening in a folder of its own");
             own
         }
@@ -159,24 +197,24 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
     // A pipe's lock lives in a folder of its own (see `paths::lock_path`).
     #[cfg(windows)]
     if let Some(dir) = lock_path.parent() {
-        paths::ensure_private_dir(dir, env.uid).map_err(|e| e.to_string())?;
+        paths::ensure_private_dir(dir, env.uid)?;
     }
     let Some(lock) = InstanceLock::try_acquire(&lock_path)
-        .map_err(|e| format!("taking the lock {lock_path:?}: {e}"))?
+        .map_err(BootError::failed(format!("taking the lock {lock_path:?}")))?
     else {
         if inherited.is_some() {
             // Exiting quietly would make systemd start us again for the
             // same waiting connection, over and over.
-            return Err(format!(
+            return Err(BootError::Refused(format!(
                 "started by systemd, but another berthd holds the lock {lock_path:?}; \
                  stop it with `berth daemon stop` so systemd's socket takes over"
-            ));
+            )));
         }
         tracing::debug!(?lock_path, "another berthd holds the lock; exiting");
         ready.say("busy");
         return Ok(ExitCode::SUCCESS);
     };
-    let store = Store::open(&paths::database_path(&data_dir)).map_err(|e| e.to_string())?;
+    let store = Store::open(&paths::database_path(&data_dir))?;
     let version = opts
         .advertise_version
         .clone()
@@ -187,13 +225,12 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, String> {
         socket.clone(),
         env.home.clone().map(PathBuf::from),
         version,
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| format!("starting the runtime: {e}"))?;
+        .map_err(BootError::failed("starting the runtime"))?;
     let limits = match crate::rpc::connections::raise_descriptor_limit() {
         Ok(descriptors) => opts.limits.within_descriptors(descriptors),
         Err(e) => {
@@ -254,7 +291,7 @@ fn derived_folder(
     socket: &std::path::Path,
     env: &EnvCtx,
     inherited: bool,
-) -> Result<Option<Fallback>, String> {
+) -> Result<Option<Fallback>, BootError> {
     let dir = socket.parent().unwrap_or(std::path::Path::new("/"));
     match paths::ensure_private_dir(dir, env.uid) {
         Ok(()) => Ok(None),
@@ -269,7 +306,7 @@ fn derived_folder(
                 because,
             }))
         }
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -281,15 +318,14 @@ async fn serve(
     limits: crate::rpc::connections::Limits,
     data_lock_file: Option<(PathBuf, (u64, u64))>,
     ready: &mut ReadyPipe,
-) -> Result<(), String> {
+) -> Result<(), BootError> {
     let bound = match inherited {
         #[cfg(unix)]
         Some(fd) => BoundSocket::from_systemd(fd, &socket),
         #[cfg(windows)]
         Some(never) => match never {},
         None => BoundSocket::bind(&socket, uid).await,
-    }
-    .map_err(|e| e.to_string())?;
+    }?;
     // No session is connected before the socket exists: those the store still
     // calls open whose shim is gone are taken as ended now; a shim still
     // running keeps its session (and scratch folder) and re-registers later.
@@ -347,10 +383,10 @@ async fn serve(
     if let Err(e) = berth_proto::record::write(device.data_dir(), &record) {
         // In a folder of its own, the record is the only way to this daemon.
         if in_own_folder {
-            return Err(format!(
+            return Err(BootError::Refused(format!(
                 "cannot write the daemon record {:?} ({e}), which is how clients find a daemon listening in a folder of its own",
                 berth_proto::paths::record_path(device.data_dir())
-            ));
+            )));
         }
         tracing::warn!(error = %e, "cannot write the daemon record; clients with other socket variables will not find this daemon");
     }
@@ -365,7 +401,10 @@ async fn serve(
     ready.say("ready");
     tokio::pin!(server);
     tokio::select! {
-        result = &mut server => result.map_err(|e| format!("serving: {e}"))?,
+        result = &mut server => result.map_err(|e| BootError::Failed {
+            what: "serving".into(),
+            source: Box::new(e),
+        })?,
         () = async {
             device.stopped().await;
             // Long-lived calls (a session's stream) must not hold up exit.
@@ -378,12 +417,12 @@ async fn serve(
 
 /// Resolves when the system asks the daemon to stop: SIGTERM or SIGINT.
 #[cfg(unix)]
-fn stop_signal() -> Result<impl std::future::Future<Output = ()>, String> {
+fn stop_signal() -> Result<impl std::future::Future<Output = ()>, BootError> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate())
-        .map_err(|e| format!("installing the SIGTERM handler: {e}"))?;
+        .map_err(BootError::failed("installing the SIGTERM handler"))?;
     let mut int = signal(SignalKind::interrupt())
-        .map_err(|e| format!("installing the SIGINT handler: {e}"))?;
+        .map_err(BootError::failed("installing the SIGINT handler"))?;
     Ok(async move {
         tokio::select! {
             _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
@@ -396,12 +435,12 @@ fn stop_signal() -> Result<impl std::future::Future<Output = ()>, String> {
 /// or the console closing (only a foreground daemon has a console; a
 /// detached one is stopped with `berth daemon stop`).
 #[cfg(windows)]
-fn stop_signal() -> Result<impl std::future::Future<Output = ()>, String> {
+fn stop_signal() -> Result<impl std::future::Future<Output = ()>, BootError> {
     use tokio::signal::windows::{ctrl_break, ctrl_c, ctrl_close};
-    let handler = |what: &str, e: std::io::Error| format!("installing the {what} handler: {e}");
-    let mut c = ctrl_c().map_err(|e| handler("Ctrl+C", e))?;
-    let mut brk = ctrl_break().map_err(|e| handler("Ctrl+Break", e))?;
-    let mut close = ctrl_close().map_err(|e| handler("console close", e))?;
+    let handler = |what: &str| BootError::failed(format!("installing the {what} handler"));
+    let mut c = ctrl_c().map_err(handler("Ctrl+C"))?;
+    let mut brk = ctrl_break().map_err(handler("Ctrl+Break"))?;
+    let mut close = ctrl_close().map_err(handler("console close"))?;
     Ok(async move {
         tokio::select! {
             _ = c.recv() => tracing::info!("Ctrl+C: shutting down"),
@@ -424,7 +463,14 @@ type Inherited = std::convert::Infallible;
 #[cfg(unix)]
 fn systemd_socket() -> Option<OwnedFd> {
     let var = |k| std::env::var(k).ok()?.trim().parse::<u32>().ok();
-    let (pid, fds) = (var("LISTEN_PID")?, var("LISTEN_FDS")?);
+    let (pid, fds) = (var("LISTEN_PID"), var("LISTEN_FDS"));
+    // They were meant for this process alone, whatever they say: gone before anything runs.
+    for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] {
+        // SAFETY: called first thing in `boot`, before the daemon starts any thread, so nothing
+        // reads the environment meanwhile.
+        unsafe { std::env::remove_var(name) };
+    }
+    let (pid, fds) = (pid?, fds?);
     if pid != std::process::id() || fds < 1 {
         return None;
     }
@@ -443,8 +489,8 @@ fn systemd_socket() -> Option<Inherited> {
 /// made yet, at the link's target): 0700 when we create it; on Windows it inherits the
 /// profile's access list. An existing one that passed the ownership check is the user's
 /// choice and is used as it is; what was made is checked again before it is used.
-fn create_data_dir(dir: &std::path::Path, uid: Uid) -> Result<(), String> {
-    let found = ownership::check_data_folder(dir, uid).map_err(|e| e.to_string())?;
+fn create_data_dir(dir: &std::path::Path, uid: Uid) -> Result<(), BootError> {
+    let found = ownership::check_data_folder(dir, uid)?;
     if found.exists {
         return Ok(());
     }
@@ -454,13 +500,15 @@ fn create_data_dir(dir: &std::path::Path, uid: Uid) -> Result<(), String> {
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
     builder
         .create(&found.real)
-        .map_err(|e| format!("creating the data directory {dir:?}: {e}"))?;
+        .map_err(BootError::failed(format!(
+            "creating the data directory {dir:?}"
+        )))?;
     match ownership::check_data_folder(dir, uid) {
         Ok(found) if found.exists => Ok(()),
-        Ok(_) => Err(format!(
+        Ok(_) => Err(BootError::Refused(format!(
             "the data directory {dir:?} is not there after it was made"
-        )),
-        Err(e) => Err(e.to_string()),
+        ))),
+        Err(e) => Err(e.into()),
     }
 }
 

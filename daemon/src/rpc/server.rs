@@ -345,6 +345,60 @@ impl pb::berth_server::Berth for Service {
         }))
     }
 
+    #[instrument(skip_all, name = "open_question")]
+    async fn open_question(
+        &self,
+        req: Request<pb::OpenQuestionRequest>,
+    ) -> Result<Response<pb::OpenQuestionReply>, Status> {
+        let peer = peer_of(&req)?;
+        let r = req.into_inner();
+        let offer = self
+            .blocking(move |d| d.open_question(&r.session_id, peer))
+            .await?;
+        Ok(Response::new(match offer {
+            Some(o) => pb::OpenQuestionReply {
+                ask: true,
+                project: o.project,
+                proposal: o.proposal.unwrap_or_default(),
+                workspaces: o.workspaces,
+                wait_secs: o.wait_secs,
+                max_name_chars: berth_core::names::MAX_NAME_LEN as u32,
+            },
+            None => pb::OpenQuestionReply::default(),
+        }))
+    }
+
+    #[instrument(skip_all, name = "answer_question")]
+    async fn answer_question(
+        &self,
+        req: Request<pb::AnswerQuestionRequest>,
+    ) -> Result<Response<pb::AnswerQuestionReply>, Status> {
+        let peer = peer_of(&req)?;
+        let r = req.into_inner();
+        let choice = crate::ops::question::Choice {
+            workspace: r.workspace,
+            new_name: r.new_name,
+            not_now: r.not_now,
+            allow_overlap: r.allow_overlap,
+        };
+        // It may write a project file and the registry, as use_workspace does.
+        let answered = self
+            .in_lane(Lane::Tools, move |d| {
+                d.answer_question(&r.session_id, peer, &choice)
+            })
+            .await?;
+        Ok(Response::new(match answered {
+            crate::ops::question::Answered::Done(done) => pb::AnswerQuestionReply {
+                overlap: String::new(),
+                done,
+            },
+            crate::ops::question::Answered::Overlap(overlap) => pb::AnswerQuestionReply {
+                overlap,
+                done: Vec::new(),
+            },
+        }))
+    }
+
     #[instrument(skip_all, name = "qualify_path")]
     async fn qualify_path(
         &self,

@@ -174,8 +174,11 @@ impl BoundSocket {
                 ),
             ))
         };
-        if int_opt(libc::SO_TYPE).map_err(io_err)? != libc::SOCK_STREAM {
-            return Err(not("a stream socket"));
+        match int_opt(libc::SO_TYPE) {
+            Ok(libc::SOCK_STREAM) => {}
+            Ok(_) => return Err(not("a stream socket")),
+            Err(e) if e.raw_os_error() == Some(libc::ENOTSOCK) => return Err(not("a socket")),
+            Err(e) => return Err(io_err(e)),
         }
         if int_opt(libc::SO_ACCEPTCONN).map_err(io_err)? == 0 {
             return Err(not("listening"));

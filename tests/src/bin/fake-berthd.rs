@@ -281,6 +281,20 @@ mod impostor {
             Err(Status::unimplemented("fake"))
         }
 
+        async fn open_question(
+            &self,
+            _: Request<pb::OpenQuestionRequest>,
+        ) -> Result<Response<pb::OpenQuestionReply>, Status> {
+            Err(Status::unimplemented("fake"))
+        }
+
+        async fn answer_question(
+            &self,
+            _: Request<pb::AnswerQuestionRequest>,
+        ) -> Result<Response<pb::AnswerQuestionReply>, Status> {
+            Err(Status::unimplemented("fake"))
+        }
+
         async fn qualify_path(
             &self,
             _: Request<pb::QualifyPathRequest>,

@@ -144,6 +144,8 @@ fn list_shows_every_setting_with_its_value_default_and_range() {
             "cache.max_entries",
             "cache.max_watches",
             "guard.cross_workspace",
+            "ask.elicit",
+            "ask.elicit_wait_secs",
         ]
     );
     for s in list {

@@ -2,7 +2,7 @@
 
 use berth_proto::pb;
 
-use crate::cli::KeyArg;
+use super::KeyArg;
 use crate::context::Ctx;
 use crate::output::{self, CliError};
 

@@ -6,6 +6,14 @@ pub mod set;
 pub mod unset;
 
 use berth_proto::settings::{Kind, Setting};
+use clap::Args;
+
+/// A setting's key.
+#[derive(Args, Debug)]
+pub struct KeyArg {
+    /// The setting, e.g. workspace.unassigned.
+    pub key: String,
+}
 
 /// A setting in the JSON shape of `setting set` and `unset`.
 pub fn setting_json(key: &str, value: Option<&str>) -> serde_json::Value {

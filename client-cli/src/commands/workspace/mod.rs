@@ -8,6 +8,14 @@ pub mod switch;
 pub mod use_;
 
 use berth_proto::pb;
+use clap::Args;
+
+/// A workspace name.
+#[derive(Args, Debug)]
+pub struct NameArg {
+    /// The workspace.
+    pub name: String,
+}
 
 /// One workspace in the JSON shape of docs/reference.md, "The CLI".
 pub fn info_json(w: &pb::WorkspaceInfo) -> serde_json::Value {

@@ -2,7 +2,7 @@
 
 use berth_proto::pb;
 
-use crate::cli::NameArg;
+use super::NameArg;
 use crate::context::Ctx;
 use crate::output::{self, CliError};
 
