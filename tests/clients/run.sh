@@ -591,5 +591,36 @@ else
         "claude: $(grep -i json "$T/claude-list.out" "$T/claude-list.err" | head -2); berth exit $rc: $(tail -c 200 "$T/claude-install.out")"
 fi
 
+# --- the roots relay: a server that follows roots writes into the workspace's home -------
+
+# mcp-server-filesystem replaces its allowed folders with the client's roots, and Claude Code
+# answers roots/list with its project folder: without the relay a write into the workspace's
+# home was refused. Registered with --exec, the server's roots/list is answered by berth with
+# the home (ADR 0051).
+T="$WORK/relay"
+mkdir -p "$T"
+cd "$SHOP" || die "cannot enter $SHOP"
+if berth install claude-code --exec fs -- mcp-server-filesystem '{home}' >"$T/install.log" 2>&1 &&
+    grep -q -- '--roots' "$SHOP/.mcp.json" "$HOME/.claude.json" 2>/dev/null; then
+    calls "$T/calls.json" \
+        mcp__fs__write_file "{\"path\": \"$SHOP_HOME/relay.txt\", \"content\": \"through the relay\"}"
+    start_model "$T/model" "$T/calls.json"
+    ANTHROPIC_BASE_URL="$MODEL_URL" ANTHROPIC_API_KEY=fake-key DISABLE_AUTOUPDATER=1 \
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+        bounded "$T/turn" claude -p "$PROMPT" --allowedTools mcp__fs__write_file
+    rc=$?
+    stop_model
+    if [ "$(cat "$SHOP_HOME/relay.txt" 2>/dev/null)" = "through the relay" ]; then
+        ok "relay: mcp-server-filesystem behind berth's roots relay writes into the workspace's home under Claude Code"
+    else
+        fail "relay: mcp-server-filesystem writes into the workspace's home under Claude Code" \
+            "exit $rc; the model got: $(python3 "$FAKE_MODEL" results "$T/model" | head -c 300)"
+    fi
+    berth uninstall claude-code --exec fs >>"$T/install.log" 2>&1
+else
+    fail "relay: berth install claude-code --exec fs registers the relay" "$(tail -3 "$T/install.log")"
+fi
+cd "$PROJECT" || die "cannot enter $PROJECT"
+
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]
