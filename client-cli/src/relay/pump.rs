@@ -336,4 +336,44 @@ mod tests {
         write_to_server(Some(Shared(out.clone())), rx, &credit);
         assert_eq!(&*out.lock().unwrap(), b"abc\nR\nQ\n");
     }
+
+    /// A writer that says when a write starts, then waits to be let go: a client that stops
+    /// reading.
+    struct Stalled {
+        started: std::sync::mpsc::Sender<()>,
+        go: std::sync::mpsc::Receiver<()>,
+    }
+
+    impl Write for Stalled {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            let _ = self.started.send(());
+            let _ = self.go.recv();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    const LINE: &[u8] = b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n";
+
+    /// Held across a write that waits on the client, the rules would stop the client's side
+    /// too, and with the server's stdin full the two sides would wait on each other for ever.
+    #[test]
+    fn the_rules_are_free_while_the_servers_side_waits_on_the_client() {
+        let rules = Mutex::new(Rules::new(&[]));
+        let (to, _from) = std::sync::mpsc::channel();
+        let moved = AtomicU64::new(0);
+        let (started, on_start) = std::sync::mpsc::channel();
+        let (let_go, go) = std::sync::mpsc::channel();
+        std::thread::scope(|s| {
+            s.spawn(|| server_to_client(LINE, Stalled { started, go }, &rules, &to, &moved));
+            on_start
+                .recv_timeout(std::time::Duration::from_secs(10))
+                .expect("the write started");
+            let free = rules.try_lock().is_ok();
+            let_go.send(()).unwrap();
+            assert!(free, "the rules were held across the write to the client");
+        });
+    }
 }

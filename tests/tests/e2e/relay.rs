@@ -418,6 +418,9 @@ fn a_flood_of_roots_requests_is_answered_every_one_in_flat_memory() {
 }
 
 /// Many small lines both ways at once, every byte back in order.
+// Every byte of 300,000 lines comes back in order. Whether the two sides can stall each other
+// through the rules is timing here, and is checked by the relay's unit test
+// `the_rules_are_free_while_the_servers_side_waits_on_the_client`.
 #[test]
 fn many_small_lines_both_ways_at_once_keep_flowing() {
     let env = TestEnv::new();
