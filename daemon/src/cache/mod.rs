@@ -1324,17 +1324,19 @@ mod tests {
 
     /// A repository `r` with a linked worktree `w`, as git lays them out.
     fn worktree(root: &Path) -> PathBuf {
-        let admin = root.join("r/.git/worktrees/w");
+        worktree_named(root, "w")
+    }
+
+    /// A linked worktree `name` of the repository `r`, as git lays it out; its admin folder.
+    fn worktree_named(root: &Path, name: &str) -> PathBuf {
+        let admin = root.join("r/.git/worktrees").join(name);
+        let top = root.join(name);
         std::fs::create_dir_all(&admin).unwrap();
-        std::fs::create_dir(root.join("w")).unwrap();
-        std::fs::write(
-            root.join("w/.git"),
-            format!("gitdir: {}\n", admin.display()),
-        )
-        .unwrap();
+        std::fs::create_dir(&top).unwrap();
+        std::fs::write(top.join(".git"), format!("gitdir: {}\n", admin.display())).unwrap();
         std::fs::write(
             admin.join("gitdir"),
-            format!("{}\n", root.join("w/.git").display()),
+            format!("{}\n", top.join(".git").display()),
         )
         .unwrap();
         std::fs::write(admin.join("commondir"), "../..\n").unwrap();
@@ -1638,20 +1640,7 @@ mod tests {
         let (_t, root) = tree();
         let admin = worktree(&root);
         // A second worktree of the same repository.
-        let admin2 = root.join("r/.git/worktrees/w2");
-        std::fs::create_dir_all(&admin2).unwrap();
-        std::fs::create_dir(root.join("w2")).unwrap();
-        std::fs::write(
-            root.join("w2/.git"),
-            format!("gitdir: {}\n", admin2.display()),
-        )
-        .unwrap();
-        std::fs::write(
-            admin2.join("gitdir"),
-            format!("{}\n", root.join("w2/.git").display()),
-        )
-        .unwrap();
-        std::fs::write(admin2.join("commondir"), "../..\n").unwrap();
+        let admin2 = worktree_named(&root, "w2");
         let cache = LookupCache::new(config(1000, 1000));
         cache.look(&root.join("w"));
         cache.look(&root.join("w2"));
