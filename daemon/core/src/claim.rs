@@ -137,10 +137,7 @@ mod tests {
         #[case] expected: &[&str],
     ) {
         use crate::worktree::{GitLink, LinkRefusal};
-        let link = GitLink::Worktree {
-            admin: "/home/u/code/docs/.git/worktrees/wt".into(),
-            repository: "/home/u/code/docs".into(),
-        };
+        let link = GitLink::worktree("/home/u/code/docs/.git/worktrees/wt", "/home/u/code/docs");
         let look = match file {
             Some(ws) => DirLook::file(ws),
             None => DirLook::default(),

@@ -8,7 +8,7 @@ use crate::resolve::{
     Answer, Approval, Facts, Mode, Reason, linked_worktree, roots_decide_at, summarize_walk,
 };
 use crate::walk::Stop;
-use crate::worktree::GitLink;
+use crate::worktree::{GitLink, MAX_CHECKOUT_ROOTS, Separate};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExplainStep {
@@ -103,10 +103,15 @@ fn file_finding(workspace: &str, approval: &Approval) -> String {
 /// What a `.git` file amounted to: the admin folder it names, the back-link check, and R.
 fn link_finding(link: &GitLink) -> String {
     match link {
-        GitLink::Worktree { admin, repository } => format!(
-            ".git file: gitdir {}, whose back-link names this folder: a linked worktree of the repository {}",
+        GitLink::Worktree {
+            admin,
+            repository,
+            separate,
+        } => format!(
+            ".git file: gitdir {}, whose back-link names this folder: a linked worktree of the repository {}{}",
             admin.display(),
-            repository.display()
+            repository.display(),
+            separate.as_ref().map(separate_finding).unwrap_or_default()
         ),
         GitLink::Refused {
             admin: Some(admin),
@@ -118,6 +123,32 @@ fn link_finding(link: &GitLink) -> String {
         GitLink::Refused { admin: None, why } => {
             format!(".git file: not a linked worktree: {why}; judged as an ordinary folder")
         }
+    }
+}
+
+/// How R was found for a separate git folder, which git does not record.
+fn separate_finding(separate: &Separate) -> String {
+    const TAKEN: &str = "so the git folder itself stands for the repository";
+    match separate {
+        Separate::Checkout { common } => format!(
+            " (its git folder {} is a separate one; this root's own .git file names it)",
+            common.display()
+        ),
+        Separate::Unfound { roots } if roots.is_empty() => {
+            format!(" (a separate git folder, which no root's own .git file names, {TAKEN})")
+        }
+        Separate::Unfound { roots } => format!(
+            " (a separate git folder, which the .git files of several roots name ({}), {TAKEN})",
+            roots
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Separate::TooManyRoots => format!(
+            " (a separate git folder; there are more than {MAX_CHECKOUT_ROOTS} roots to look for its checkout among, {TAKEN})"
+        ),
+        Separate::Unsettled => format!(" (a separate git folder, {TAKEN})"),
     }
 }
 
@@ -344,10 +375,7 @@ mod tests {
     #[test]
     fn a_worktree_shows_its_git_file_the_back_link_and_the_repository() {
         let reg = world();
-        let link = GitLink::Worktree {
-            admin: "/home/u/code/app/.git/worktrees/t".into(),
-            repository: "/home/u/code/app".into(),
-        };
+        let link = GitLink::worktree("/home/u/code/app/.git/worktrees/t", "/home/u/code/app");
         let fs = MemFs::new([("/srv/t", DirLook::git().with_link(link))]);
         let f = facts("/srv/t/x", &fs, &reg, Mode::Cli);
         let e = explain(&f, &resolve(&f).unwrap());
@@ -388,10 +416,7 @@ mod tests {
     #[test]
     fn a_file_approved_through_the_repository_says_so() {
         let reg = world();
-        let link = GitLink::Worktree {
-            admin: "/home/u/code/app/.git/worktrees/t".into(),
-            repository: "/home/u/code/app".into(),
-        };
+        let link = GitLink::worktree("/home/u/code/app/.git/worktrees/t", "/home/u/code/app");
         let fs = MemFs::new([("/srv/t", DirLook::file("work").with_link(link))]);
         let f = facts("/srv/t", &fs, &reg, Mode::Cli);
         let e = explain(&f, &resolve(&f).unwrap());

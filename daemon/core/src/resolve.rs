@@ -881,10 +881,7 @@ mod tests {
     #[cfg(unix)] // for the worktree tests, written with Unix paths
     /// A linked worktree at `top` of the repository `/home/u/src/shop`, as the daemon judged it.
     fn worktree_of_shop() -> GitLink {
-        GitLink::Worktree {
-            admin: "/home/u/src/shop/.git/worktrees/feat".into(),
-            repository: "/home/u/src/shop".into(),
-        }
+        GitLink::worktree("/home/u/src/shop/.git/worktrees/feat", "/home/u/src/shop")
     }
 
     #[cfg(unix)] // for the worktree tests, written with Unix paths
@@ -987,10 +984,7 @@ mod tests {
     #[test]
     fn a_bare_repository_under_a_root_approves_its_worktrees() {
         let reg = registry(&["default", "shop"], "default", &[("shop", "/srv/repos")]);
-        let link = GitLink::Worktree {
-            admin: "/srv/repos/shop.git/worktrees/a".into(),
-            repository: "/srv/repos/shop.git".into(),
-        };
+        let link = GitLink::worktree("/srv/repos/shop.git/worktrees/a", "/srv/repos/shop.git");
         for top in ["/tmp/a", "/opt/b"] {
             let a = in_worktree(
                 top,

@@ -8,9 +8,14 @@
 //! A worktree stands where R's folder stands for approval and for roots: the device approved the
 //! repository, and a worktree is that repository checked out elsewhere (ADR 0047).
 
+use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use thiserror::Error;
+
+use crate::fsview::{FsView, WalkStep, look_along};
+use crate::registry::Registry;
 
 /// The name of git's marker in a working tree.
 pub const DOT_GIT: &str = ".git";
@@ -22,6 +27,13 @@ pub const COMMON_DIR: &str = "commondir";
 pub const WORKTREES_DIR: &str = "worktrees";
 /// Anything larger is refused unread: each of git's files holds one path.
 pub const MAX_GIT_FILE_BYTES: usize = 8 * 1024;
+/// The common git folder's configuration, read for `core.bare` when the folder is not a `.git`.
+pub const CONFIG: &str = "config";
+/// A larger configuration is not read, and the git folder is taken as bare.
+pub const MAX_GIT_CONFIG_BYTES: usize = 64 * 1024;
+/// A separate git folder's checkout is looked for among at most this many roots; with more, the
+/// git folder is taken as bare (a look at each root is a fill of the lookup cache).
+pub const MAX_CHECKOUT_ROOTS: usize = 256;
 
 /// What a `.git` file amounts to, as the daemon judged it against git's records.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,8 +42,12 @@ pub enum GitLink {
     Worktree {
         /// The worktree's admin folder, `<common dir>/worktrees/<id>`.
         admin: PathBuf,
-        /// R's folder: the common git folder's parent, or the common folder itself when bare.
+        /// R's folder: the common git folder's parent, or the common folder itself when bare,
+        /// or, for a separate git folder, the checkout [`settle`] found.
         repository: PathBuf,
+        /// `Some` when the common folder is a separate git folder (`--separate-git-dir`): not a
+        /// `.git`, and its `core.bare` is false.
+        separate: Option<Separate>,
     },
     /// Not a linked worktree: the folder is judged as an ordinary one.
     Refused {
@@ -42,6 +58,27 @@ pub enum GitLink {
 }
 
 impl GitLink {
+    /// A linked worktree of a `.git` or bare repository.
+    pub fn worktree(admin: impl Into<PathBuf>, repository: impl Into<PathBuf>) -> Self {
+        Self::Worktree {
+            admin: admin.into(),
+            repository: repository.into(),
+            separate: None,
+        }
+    }
+
+    /// The git folder a checkout's `.git` file names itself, as `git init --separate-git-dir`
+    /// writes it (and a submodule's does): the main checkout's side of a separate git folder.
+    pub fn names_git_folder(&self) -> Option<&Path> {
+        match self {
+            Self::Refused {
+                admin: Some(folder),
+                why: LinkRefusal::NotInWorktrees(_),
+            } => Some(folder),
+            _ => None,
+        }
+    }
+
     /// The admin folder whose records the verdict rests on: a change there changes the verdict.
     pub fn admin(&self) -> Option<&Path> {
         match self {
@@ -53,6 +90,22 @@ impl GitLink {
     pub fn refused(why: LinkRefusal) -> Self {
         Self::Refused { admin: None, why }
     }
+}
+
+/// How R was found for a worktree of a separate git folder. git records the way from the
+/// main checkout to the git folder (its `.git` file) and nothing back, so R is the root whose
+/// own `.git` file names the git folder, when exactly one root's does (ADR 0047).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Separate {
+    /// Not looked for yet: R is the git folder itself, as for a bare repository.
+    Unsettled,
+    /// R is the one root whose `.git` file names `common`.
+    Checkout { common: PathBuf },
+    /// No root's `.git` file names the git folder (`roots` empty), or several do: R stays the
+    /// git folder itself.
+    Unfound { roots: Vec<PathBuf> },
+    /// Too many roots to look among: R stays the git folder itself.
+    TooManyRoots,
 }
 
 /// Why a `.git` file does not make its folder a linked worktree. Each message completes "not a
@@ -73,7 +126,7 @@ pub enum LinkRefusal {
     AdminMissing(PathBuf),
     #[error("the path to its admin folder {} goes through a link", .0.display())]
     AdminThroughLink(PathBuf),
-    #[error("{} is not in a repository's worktrees folder (a submodule's .git looks like this)", .0.display())]
+    #[error("{} is not in a repository's worktrees folder (a submodule's .git, or a checkout's of a separate git folder, looks like this)", .0.display())]
     NotInWorktrees(PathBuf),
     #[error("git's admin folder {} has no back-link ({BACK_LINK})", .0.display())]
     NoBackLink(PathBuf),
@@ -157,6 +210,146 @@ pub fn repository_of(admin: &Path) -> Option<(PathBuf, PathBuf)> {
         None => return None,
     };
     Some((common.to_path_buf(), repository.to_path_buf()))
+}
+
+/// Whether a common git folder's configuration says it has a working tree: `core.bare` set to
+/// false, as `git init --separate-git-dir` writes it. Read as git writes the file; anything it
+/// cannot be sure of (no `core.bare`, a value it does not know, an include that might set it
+/// again) says bare, which keeps the git folder as R.
+pub fn config_says_checkout(bytes: &[u8]) -> bool {
+    if bytes.len() > MAX_GIT_CONFIG_BYTES {
+        return false;
+    }
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return false;
+    };
+    let mut in_core = false;
+    let mut bare = None;
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(header) = line.strip_prefix('[') {
+            let Some((name, _)) = header.split_once(']') else {
+                return false;
+            };
+            let name = name.trim();
+            if name.to_ascii_lowercase().starts_with("include") {
+                return false;
+            }
+            in_core = name.eq_ignore_ascii_case("core");
+            continue;
+        }
+        if !in_core {
+            continue;
+        }
+        let (key, value) = match line.split_once('=') {
+            Some((key, value)) => (key.trim(), Some(value.trim())),
+            None => (line, None),
+        };
+        if key.eq_ignore_ascii_case("bare") {
+            bare = match value.map(|v| v.split([' ', '\t', '#', ';']).next().unwrap_or("")) {
+                None => Some(true),
+                Some(v)
+                    if ["false", "no", "off", "0"]
+                        .iter()
+                        .any(|f| v.eq_ignore_ascii_case(f)) =>
+                {
+                    Some(false)
+                }
+                Some(v)
+                    if ["true", "yes", "on", "1"]
+                        .iter()
+                        .any(|t| v.eq_ignore_ascii_case(t)) =>
+                {
+                    Some(true)
+                }
+                Some(_) => return false,
+            };
+        }
+    }
+    bare == Some(false)
+}
+
+/// The separate git folder whose checkout the walk's linked worktree still needs: the nearest
+/// `.git` on the walk, when it is a worktree of a separate git folder not yet settled.
+pub fn unsettled(walk: &[WalkStep]) -> Option<&Path> {
+    let step = walk.iter().find(|s| s.look.git)?;
+    match step.look.link.as_deref() {
+        Some(GitLink::Worktree {
+            repository,
+            separate: Some(Separate::Unsettled),
+            ..
+        }) => Some(repository),
+        _ => None,
+    }
+}
+
+/// The folders [`settle`] looks at: every root once, or `None` when there are too many.
+pub fn checkout_candidates(registry: &Registry) -> Option<Vec<PathBuf>> {
+    let roots: BTreeSet<&Path> = registry.roots.iter().map(|r| r.path.as_path()).collect();
+    (roots.len() <= MAX_CHECKOUT_ROOTS).then(|| roots.into_iter().map(Path::to_path_buf).collect())
+}
+
+/// Settles the walk's worktree of a separate git folder: R is the one root whose own `.git`
+/// file names that git folder. `roots` holds the looks of [`checkout_candidates`] (`None`: too
+/// many). Neither direction alone is trusted: git's records tie the worktree to the git folder,
+/// the root's `.git` file ties the root to it, and the root is the user's approval; two roots
+/// naming it are a conflict no one wins (ADR 0047).
+pub fn settle_with(walk: &mut [WalkStep], roots: Option<&[WalkStep]>) {
+    let Some(common) = unsettled(walk).map(Path::to_path_buf) else {
+        return;
+    };
+    let Some(step) = walk.iter_mut().find(|s| s.look.git) else {
+        return;
+    };
+    let Some(GitLink::Worktree { admin, .. }) = step.look.link.as_deref() else {
+        return;
+    };
+    let admin = admin.clone();
+    let (repository, separate) = match roots {
+        None => (common, Separate::TooManyRoots),
+        Some(roots) => {
+            let naming: Vec<PathBuf> = roots
+                .iter()
+                .filter(|r| {
+                    r.look
+                        .link
+                        .as_deref()
+                        .and_then(GitLink::names_git_folder)
+                        .is_some_and(|named| same_folder(named, &common))
+                })
+                .map(|r| r.dir.clone())
+                .collect();
+            match <[PathBuf; 1]>::try_from(naming) {
+                Ok([checkout]) => (checkout, Separate::Checkout { common }),
+                Err(roots) => (common, Separate::Unfound { roots }),
+            }
+        }
+    };
+    step.look.link = Some(Arc::new(GitLink::Worktree {
+        admin,
+        repository,
+        separate: Some(separate),
+    }));
+}
+
+/// [`settle_with`], looking at the roots through `fs`.
+pub fn settle<F: FsView + ?Sized>(fs: &F, registry: &Registry, walk: &mut [WalkStep]) {
+    if unsettled(walk).is_none() {
+        return;
+    }
+    let roots = checkout_candidates(registry).map(|dirs| look_along(fs, dirs));
+    settle_with(walk, roots.as_deref());
+}
+
+/// Two spellings of one folder as git writes them: on Windows, names without regard to case and
+/// either slash.
+fn same_folder(a: &Path, b: &Path) -> bool {
+    if cfg!(windows) {
+        a.to_string_lossy().to_lowercase().replace('\\', "/")
+            == b.to_string_lossy().to_lowercase().replace('\\', "/")
+    } else {
+        a == b
+    }
 }
 
 /// A folder of a walk that passed a linked worktree, and the repository it belongs to. It
@@ -279,5 +472,241 @@ mod tests {
         );
         assert_eq!(wt.counterpart(Path::new("/tmp")), None);
         assert_eq!(wt.counterpart(Path::new("/tmp/w2")), None);
+    }
+
+    #[rstest]
+    #[case::as_git_init_writes_it(
+        "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n",
+        true
+    )]
+    #[case::spelled_otherwise("[Core]\n  BARE=no ; git's comment\n", true)]
+    #[case::the_last_one_counts("[core]\n\tbare = true\n[core]\n\tbare = off\n", true)]
+    #[case::bare("[core]\n\tbare = true\n", false)]
+    #[case::a_key_alone_is_true("[core]\n\tbare\n", false)]
+    #[case::unset("[core]\n\tfilemode = true\n", false)]
+    #[case::in_another_section("[remote \"core\"]\n\tbare = false\n", false)]
+    #[case::an_unknown_value("[core]\n\tbare = maybe\n", false)]
+    #[case::an_include_may_set_it_again("[core]\n\tbare = false\n[include]\n\tpath = x\n", false)]
+    #[case::a_conditional_include(
+        "[includeIf \"gitdir:/x\"]\n\tpath = y\n[core]\n\tbare = false\n",
+        false
+    )]
+    #[case::a_broken_header("[core\n\tbare = false\n", false)]
+    #[case::empty("", false)]
+    fn a_common_folders_config_says_whether_it_has_a_checkout(
+        #[case] text: &str,
+        #[case] checkout: bool,
+    ) {
+        assert_eq!(config_says_checkout(text.as_bytes()), checkout, "{text:?}");
+    }
+
+    #[test]
+    fn a_config_that_is_not_text_or_too_large_says_bare() {
+        assert!(!config_says_checkout(b"[core]\n\tbare = false\n\xff\n"));
+        let mut big = b"[core]\n\tbare = false\n".to_vec();
+        big.resize(MAX_GIT_CONFIG_BYTES + 1, b'\n');
+        assert!(!config_says_checkout(&big));
+    }
+
+    /// A checkout made with `git init --separate-git-dir /home/u/.gits/shop.git /home/u/src/shop`
+    /// and its worktree `/srv/feat`, as the daemon's look gives them.
+    #[cfg(unix)] // written with Unix paths
+    mod separate {
+        use super::*;
+        use crate::fsview::DirLook;
+        use crate::memfs::MemFs;
+        use crate::registry::fixtures::registry;
+        use crate::resolve::testing::facts;
+        use crate::resolve::{Mode, Reason, resolve};
+
+        pub(super) const GITS: &str = "/home/u/.gits/shop.git";
+        const CHECKOUT: &str = "/home/u/src/shop";
+        const FEAT: &str = "/srv/feat";
+
+        fn worktree() -> GitLink {
+            GitLink::Worktree {
+                admin: format!("{GITS}/worktrees/feat").into(),
+                repository: GITS.into(),
+                separate: Some(Separate::Unsettled),
+            }
+        }
+
+        /// A `.git` file naming `folder` directly, as a main checkout's does.
+        fn naming(folder: &str) -> DirLook {
+            DirLook::git().with_link(GitLink::Refused {
+                admin: Some(folder.into()),
+                why: LinkRefusal::NotInWorktrees(folder.into()),
+            })
+        }
+
+        fn world(roots: &[(&str, &str)]) -> Registry {
+            registry(&["default", "shop", "oss"], "default", roots)
+        }
+
+        /// The world's files: the worktree (with a project file naming `file` if given), the
+        /// checkout, and `more`.
+        fn files(file: Option<&str>, more: &[(&str, DirLook)]) -> MemFs {
+            let top = match file {
+                Some(w) => DirLook::file(w).with_link(worktree()),
+                None => DirLook::git().with_link(worktree()),
+            };
+            let mut fs = MemFs::new([(FEAT, top), (CHECKOUT, naming(GITS))]);
+            for (dir, look) in more {
+                fs.insert(*dir, look.clone());
+            }
+            fs
+        }
+
+        /// The link of `dir`'s walk once settled against the roots.
+        fn settled(dir: &str, fs: &MemFs, reg: &Registry) -> (GitLink, crate::resolve::Answer) {
+            let mut f = facts(dir, fs, reg, Mode::Agent);
+            settle(fs, reg, &mut f.walk);
+            let link = f
+                .walk
+                .iter()
+                .find(|s| s.look.git)
+                .unwrap()
+                .look
+                .link
+                .clone();
+            ((*link.unwrap()).clone(), resolve(&f).unwrap())
+        }
+
+        fn note(repository: &str) -> String {
+            format!(
+                "approved through the repository {repository} (this folder is one of its git worktrees)"
+            )
+        }
+
+        #[test]
+        fn the_root_whose_git_file_names_the_git_folder_is_the_repository() {
+            let reg = world(&[("shop", CHECKOUT), ("oss", "/home/u/oss")]);
+            let (link, a) = settled(&format!("{FEAT}/src"), &files(None, &[]), &reg);
+            assert_eq!(
+                link,
+                GitLink::Worktree {
+                    admin: format!("{GITS}/worktrees/feat").into(),
+                    repository: CHECKOUT.into(),
+                    separate: Some(Separate::Checkout {
+                        common: GITS.into()
+                    }),
+                }
+            );
+            assert_eq!((a.workspace.as_str(), a.reason), ("shop", Reason::Root));
+            assert_eq!(a.notes, vec![note(CHECKOUT)]);
+
+            let (_, a) = settled(FEAT, &files(Some("shop"), &[]), &reg);
+            assert_eq!(
+                (a.workspace.as_str(), a.reason),
+                ("shop", Reason::ProjectFile)
+            );
+            assert_eq!(a.notes, vec![note(CHECKOUT)]);
+        }
+
+        #[test]
+        fn settling_twice_changes_nothing_and_an_ordinary_worktree_is_left_alone() {
+            let reg = world(&[("shop", CHECKOUT)]);
+            let fs = files(None, &[]);
+            let mut f = facts(FEAT, &fs, &reg, Mode::Agent);
+            settle(&fs, &reg, &mut f.walk);
+            let once = f.walk.clone();
+            settle(&MemFs::default(), &reg, &mut f.walk);
+            assert_eq!(f.walk, once);
+
+            let plain = GitLink::worktree("/home/u/src/shop/.git/worktrees/feat", CHECKOUT);
+            let fs = MemFs::new([(FEAT, DirLook::git().with_link(plain.clone()))]);
+            let mut f = facts(FEAT, &fs, &reg, Mode::Agent);
+            settle(&fs, &reg, &mut f.walk);
+            assert_eq!(f.walk[0].look.link.as_deref(), Some(&plain));
+        }
+
+        #[test]
+        fn a_checkout_no_root_names_leaves_the_git_folder_as_the_repository() {
+            // The checkout is inside a root, but is no root itself: it is not looked for.
+            let reg = world(&[("shop", "/home/u/src")]);
+            let (link, a) = settled(FEAT, &files(Some("shop"), &[]), &reg);
+            assert!(matches!(
+                link,
+                GitLink::Worktree { ref repository, separate: Some(Separate::Unfound { ref roots }), .. }
+                    if repository == Path::new(GITS) && roots.is_empty()
+            ));
+            assert_eq!(
+                (a.workspace.as_str(), a.reason),
+                ("default", Reason::Active)
+            );
+            assert_eq!(a.proposal.as_deref(), Some("shop"));
+        }
+
+        #[test]
+        fn a_git_file_elsewhere_naming_the_git_folder_does_not_become_the_repository() {
+            // Not a root: never looked at.
+            let forged = [("/home/u/dl/evil", naming(GITS))];
+            let reg = world(&[("shop", CHECKOUT), ("oss", "/home/u/oss")]);
+            let (_, a) = settled(FEAT, &files(None, &forged), &reg);
+            assert_eq!((a.workspace.as_str(), a.reason), ("shop", Reason::Root));
+
+            // A root of another workspace naming it too: neither is taken.
+            let forged = [("/home/u/oss", naming(GITS))];
+            let (link, a) = settled(FEAT, &files(Some("oss"), &forged), &reg);
+            assert!(matches!(
+                link,
+                GitLink::Worktree { ref repository, separate: Some(Separate::Unfound { ref roots }), .. }
+                    if repository == Path::new(GITS) && roots.len() == 2
+            ));
+            assert_eq!(
+                (a.workspace.as_str(), a.reason),
+                ("default", Reason::Active)
+            );
+            assert_eq!(a.proposal.as_deref(), Some("oss"));
+
+            // The only root naming it is the forger's: the real checkout is no root.
+            let reg = world(&[("shop", "/home/u/src"), ("oss", "/home/u/oss")]);
+            let (link, _) = settled(FEAT, &files(None, &forged), &reg);
+            assert!(
+                matches!(link, GitLink::Worktree { ref repository, .. } if repository == Path::new("/home/u/oss"))
+            );
+        }
+
+        #[test]
+        fn a_root_naming_another_git_folder_or_a_worktree_is_no_checkout() {
+            let others = [
+                ("/home/u/a", naming("/home/u/.gits/other.git")),
+                (
+                    "/home/u/b",
+                    DirLook::git()
+                        .with_link(GitLink::worktree(format!("{GITS}/worktrees/b"), GITS)),
+                ),
+                ("/home/u/c", DirLook::git()),
+            ];
+            let reg = world(&[
+                ("shop", "/home/u/a"),
+                ("shop", "/home/u/b"),
+                ("shop", "/home/u/c"),
+            ]);
+            let (link, _) = settled(FEAT, &files(None, &others), &reg);
+            assert!(matches!(
+                link,
+                GitLink::Worktree { separate: Some(Separate::Unfound { ref roots }), .. } if roots.is_empty()
+            ));
+        }
+
+        #[test]
+        fn too_many_roots_are_not_looked_among() {
+            let many: Vec<(String, String)> = (0..=MAX_CHECKOUT_ROOTS)
+                .map(|i| ("oss".to_owned(), format!("/home/u/r{i}")))
+                .collect();
+            let mut roots: Vec<(&str, &str)> =
+                many.iter().map(|(w, p)| (w.as_str(), p.as_str())).collect();
+            roots.push(("shop", CHECKOUT));
+            let (link, a) = settled(FEAT, &files(None, &[]), &world(&roots));
+            assert!(matches!(
+                link,
+                GitLink::Worktree {
+                    separate: Some(Separate::TooManyRoots),
+                    ..
+                }
+            ));
+            assert_eq!(a.reason, Reason::Active);
+        }
     }
 }

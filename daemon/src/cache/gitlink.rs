@@ -16,8 +16,9 @@ use berth_proto::careful_open;
 use cap_std::fs::Dir;
 
 use berth_core::worktree::{
-    BACK_LINK, COMMON_DIR, DOT_GIT, GitLink, LinkRefusal, MAX_GIT_FILE_BYTES, join_written,
-    parse_dot_git, parse_record, repository_of,
+    BACK_LINK, COMMON_DIR, CONFIG, DOT_GIT, GitLink, LinkRefusal, MAX_GIT_CONFIG_BYTES,
+    MAX_GIT_FILE_BYTES, Separate, config_says_checkout, join_written, parse_dot_git, parse_record,
+    repository_of,
 };
 
 use crate::cache::filekind::describe;
@@ -56,7 +57,11 @@ fn judge(dir: &Path) -> Option<GitLink> {
 }
 
 fn judge_file(dir: &Path, dot_git: &Path) -> GitLink {
-    let bytes = match read_opened(careful_open::open_read(dot_git), DOT_GIT) {
+    let bytes = match read_opened(
+        careful_open::open_read(dot_git),
+        DOT_GIT,
+        MAX_GIT_FILE_BYTES,
+    ) {
         Ok(Some(bytes)) => bytes,
         // Gone since the stat: a change the folder's watch reports.
         Ok(None) => return GitLink::refused(LinkRefusal::Malformed { file: DOT_GIT }),
@@ -68,7 +73,11 @@ fn judge_file(dir: &Path, dot_git: &Path) -> GitLink {
     };
     let admin = join_written(dir, written);
     match verify(dot_git, &admin) {
-        Ok(repository) => GitLink::Worktree { admin, repository },
+        Ok((repository, separate)) => GitLink::Worktree {
+            admin,
+            repository,
+            separate,
+        },
         Err(why) => GitLink::Refused {
             admin: Some(admin),
             why,
@@ -76,8 +85,9 @@ fn judge_file(dir: &Path, dot_git: &Path) -> GitLink {
     }
 }
 
-/// The repository whose worktree `admin` records `dot_git` to be, checked both ways.
-fn verify(dot_git: &Path, admin: &Path) -> Result<PathBuf, LinkRefusal> {
+/// The repository whose worktree `admin` records `dot_git` to be, checked both ways, and
+/// whether its common folder is a separate git folder whose checkout is still to be found.
+fn verify(dot_git: &Path, admin: &Path) -> Result<(PathBuf, Option<Separate>), LinkRefusal> {
     let (common, repository) =
         repository_of(admin).ok_or_else(|| LinkRefusal::NotInWorktrees(admin.into()))?;
     // One open refusing a link on every component (openat2 on Linux); the records are then read
@@ -101,7 +111,23 @@ fn verify(dot_git: &Path, admin: &Path) -> Result<PathBuf, LinkRefusal> {
             return Err(LinkRefusal::CommonDirElsewhere(named));
         }
     }
-    Ok(repository)
+    let separate = (common.file_name() != Some(OsStr::new(DOT_GIT)) && has_checkout(&common))
+        .then_some(Separate::Unsettled);
+    Ok((repository, separate))
+}
+
+/// Whether the common folder `common` (not a `.git`) says it has a working tree: a separate git
+/// folder rather than a bare repository. Anything unreadable says bare, as before.
+fn has_checkout(common: &Path) -> bool {
+    let Ok(handle) = linkfree::open_dir(common) else {
+        return false;
+    };
+    let handle = Dir::from_std_file(std::fs::File::from(handle));
+    let opened = careful_open::open_read_in(&handle, OsStr::new(CONFIG));
+    matches!(
+        read_opened(opened, CONFIG, MAX_GIT_CONFIG_BYTES),
+        Ok(Some(bytes)) if config_says_checkout(&bytes)
+    )
 }
 
 /// Whether `written`, a path git wrote, names `real`, a canonical path: by its spelling, or
@@ -122,15 +148,20 @@ fn same(a: &Path, b: &Path) -> bool {
 
 /// One of the admin folder's records, `file` in `dir`: see [`read_opened`].
 fn read_small(dir: &Dir, file: &'static str) -> Result<Option<Vec<u8>>, LinkRefusal> {
-    read_opened(careful_open::open_read_in(dir, OsStr::new(file)), file)
+    read_opened(
+        careful_open::open_read_in(dir, OsStr::new(file)),
+        file,
+        MAX_GIT_FILE_BYTES,
+    )
 }
 
 /// One of git's small files: `Ok(None)` when it is not there. Opened without following a link
 /// or waiting on a FIFO, refused unless a regular file, read to the size its stat gave (one
-/// byte more, to see it grew), at most the limit.
+/// byte more, to see it grew), at most `limit` bytes.
 fn read_opened(
     opened: io::Result<std::fs::File>,
     file: &'static str,
+    limit: usize,
 ) -> Result<Option<Vec<u8>>, LinkRefusal> {
     let unreadable = |e: &io::Error| LinkRefusal::Unreadable {
         file,
@@ -151,7 +182,7 @@ fn read_opened(
             why: format!("it is {}, not a regular file", describe(&meta)),
         });
     }
-    if meta.len() > MAX_GIT_FILE_BYTES as u64 {
+    if meta.len() > limit as u64 {
         return Err(LinkRefusal::TooLarge { file });
     }
     // One read of one byte more than the stat gave: a regular file answers it whole, and a
@@ -243,10 +274,10 @@ mod tests {
             let repo = Repo::new(relative);
             assert_eq!(
                 repo.judge("w"),
-                Some(GitLink::Worktree {
-                    admin: repo.path("r/.git/worktrees/w"),
-                    repository: repo.path("r"),
-                }),
+                Some(GitLink::worktree(
+                    repo.path("r/.git/worktrees/w"),
+                    repo.path("r")
+                )),
                 "relative: {relative}"
             );
         }
@@ -279,11 +310,56 @@ mod tests {
         std::fs::write(admin.join("commondir"), "../..\n").unwrap();
         assert_eq!(
             judge(&root.join("w")),
-            Some(GitLink::Worktree {
-                admin,
-                repository: root.join("r.git"),
-            })
+            Some(GitLink::worktree(admin, root.join("r.git")))
         );
+    }
+
+    #[test]
+    fn a_separate_git_folder_is_told_from_a_bare_one_by_its_config() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = canonicalize(tmp.path()).unwrap();
+        let common = root.join("gits/r.git");
+        let admin = common.join("worktrees/w");
+        std::fs::create_dir_all(&admin).unwrap();
+        std::fs::create_dir(root.join("w")).unwrap();
+        std::fs::write(
+            root.join("w/.git"),
+            format!("gitdir: {}\n", admin.display()),
+        )
+        .unwrap();
+        std::fs::write(
+            admin.join("gitdir"),
+            format!("{}\n", root.join("w/.git").display()),
+        )
+        .unwrap();
+        std::fs::write(admin.join("commondir"), "../..\n").unwrap();
+        let separate = || match judge(&root.join("w")) {
+            Some(GitLink::Worktree {
+                repository,
+                separate,
+                ..
+            }) => {
+                assert_eq!(repository, common);
+                separate
+            }
+            other => panic!("not a worktree: {other:?}"),
+        };
+        assert_eq!(separate(), None, "no config: bare");
+        std::fs::write(common.join("config"), "[core]\n\tbare = false\n").unwrap();
+        assert_eq!(separate(), Some(Separate::Unsettled));
+        std::fs::write(common.join("config"), "[core]\n\tbare = true\n").unwrap();
+        assert_eq!(separate(), None);
+
+        // A config that is a FIFO is not waited on: bare, as unreadable.
+        std::fs::remove_file(common.join("config")).unwrap();
+        let c = CString::new(common.join("config").as_os_str().as_bytes()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let w = root.join("w");
+        assert!(matches!(
+            within_seconds(move || judge(&w)),
+            Some(GitLink::Worktree { separate: None, .. })
+        ));
     }
 
     #[test]

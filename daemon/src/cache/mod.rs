@@ -229,7 +229,8 @@ impl Entries {
     }
 
     /// The folders whose looks a change at `path` may alter through their admin folder: the
-    /// admin folder or one above it changed, or git's `gitdir` or `commondir` in it did.
+    /// admin folder or one above it changed, git's `gitdir` or `commondir` in it did, or the
+    /// `config` of the common folder holding it.
     fn dependents_of(&self, path: &Path) -> Vec<Arc<Path>> {
         let mut found: Vec<Arc<Path>> = self
             .dependents
@@ -242,6 +243,18 @@ impl Entries {
             .is_some_and(|n| n == worktree::BACK_LINK || n == worktree::COMMON_DIR);
         if record && let Some(dirs) = path.parent().and_then(|a| self.dependents.get(a)) {
             found.extend(dirs.iter().cloned());
+        }
+        // A common folder's `config` says whether it is bare or a separate git folder: a change
+        // there alters the looks of its worktrees.
+        if path.file_name().is_some_and(|n| n == worktree::CONFIG)
+            && let Some(worktrees) = path.parent().map(|c| c.join(worktree::WORKTREES_DIR))
+        {
+            found.extend(
+                self.dependents
+                    .range::<Path, _>((Bound::Included(worktrees.as_path()), Bound::Unbounded))
+                    .take_while(|(admin, _)| admin.starts_with(&worktrees))
+                    .flat_map(|(_, dirs)| dirs.iter().cloned()),
+            );
         }
         found
     }
@@ -1395,6 +1408,61 @@ mod tests {
                 )),
             "{pruned:?}"
         );
+    }
+
+    #[test]
+    fn a_separate_git_folders_config_is_part_of_its_worktrees_look() {
+        let (_t, root) = tree();
+        // `git init --separate-git-dir gits/r.git r`, then a worktree `w`.
+        let common = root.join("gits/r.git");
+        let admin = common.join("worktrees/w");
+        let w = root.join("w");
+        std::fs::create_dir_all(&admin).unwrap();
+        std::fs::create_dir_all(root.join("r")).unwrap();
+        std::fs::create_dir(&w).unwrap();
+        std::fs::write(
+            root.join("r/.git"),
+            format!("gitdir: {}\n", common.display()),
+        )
+        .unwrap();
+        std::fs::write(w.join(".git"), format!("gitdir: {}\n", admin.display())).unwrap();
+        std::fs::write(
+            admin.join("gitdir"),
+            format!("{}\n", w.join(".git").display()),
+        )
+        .unwrap();
+        std::fs::write(admin.join("commondir"), "../..\n").unwrap();
+        std::fs::write(common.join("config"), "[core]\n\tbare = false\n").unwrap();
+        let cache = LookupCache::new(CacheConfig::default());
+        let separate = |cache: &LookupCache| match cache.look(&w).link.as_deref() {
+            Some(GitLink::Worktree { separate, .. }) => separate.clone(),
+            other => panic!("not a worktree: {other:?}"),
+        };
+        assert_eq!(separate(&cache), Some(worktree::Separate::Unsettled));
+        assert!(cache.look_along_in_memory(vec![w.clone()]).is_some());
+        // The checkout's `.git` names the git folder itself: no worktree, but it names it.
+        let checkout = cache.look(&root.join("r"));
+        assert_eq!(
+            checkout.link.as_deref().and_then(GitLink::names_git_folder),
+            Some(common.as_path())
+        );
+        // Made bare, as git writes its config (a lock file renamed over it), and back.
+        for (text, want) in [
+            ("[core]\n\tbare = true\n", None),
+            (
+                "[core]\n\tbare = false\n",
+                Some(worktree::Separate::Unsettled),
+            ),
+        ] {
+            std::fs::write(common.join("config.lock"), text).unwrap();
+            std::fs::rename(common.join("config.lock"), common.join("config")).unwrap();
+            settles(&cache, &w);
+            assert_eq!(separate(&cache), want);
+        }
+        // Written in place too.
+        std::fs::write(common.join("config"), "[core]\n\tbare = true\n").unwrap();
+        settles(&cache, &w);
+        assert_eq!(separate(&cache), None);
     }
 
     #[test]

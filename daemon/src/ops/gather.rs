@@ -21,6 +21,7 @@ use berth_core::pathutil::{has_dotdot, normalized};
 use berth_core::registry::Registry;
 use berth_core::resolve::{Answer, Facts, Mode, resolve};
 use berth_core::walk::{Stop, walk_plan};
+use berth_core::worktree;
 
 /// The filesystem half of a resolution's facts.
 #[derive(Debug, Clone)]
@@ -66,10 +67,18 @@ impl Device {
         };
         let plan = walk_plan(&directory, &self.homes(caller.extra_home.as_deref()));
         Ok(Gathered {
-            walk: look_along(self.fs().as_ref(), plan.dirs),
+            walk: self.look_along(plan.dirs),
             stop: plan.stop,
             directory,
         })
+    }
+
+    /// Looks at every folder of a walk through the lookup cache, and settles a worktree of a
+    /// separate git folder against the roots (ADR 0047).
+    fn look_along(&self, dirs: Vec<PathBuf>) -> Vec<WalkStep> {
+        let mut walk = look_along(self.fs().as_ref(), dirs);
+        worktree::settle(self.fs().as_ref(), &self.registry(), &mut walk);
+        walk
     }
 
     /// [`Device::gather`] from memory alone, or `None` when the disk must be read: `directory`
@@ -77,13 +86,21 @@ impl Device {
     /// folder of its walk must have a watched entry (docs/decisions/0025-resolving-from-memory.md).
     /// Never touches the disk, so it runs on the async worker that received the request, without
     /// the pool's hop.
-    fn gather_in_memory(&self, directory: PathBuf) -> Option<Gathered> {
+    fn gather_in_memory(&self, directory: PathBuf, registry: &Registry) -> Option<Gathered> {
         if !self.fs().knows_canonical_dir(&directory) {
             return None;
         }
         let plan = walk_plan(&directory, self.own_homes());
+        let mut walk = self.fs().look_along_in_memory(plan.dirs)?;
+        if worktree::unsettled(&walk).is_some() {
+            let roots = match worktree::checkout_candidates(registry) {
+                Some(dirs) => Some(self.fs().look_along_in_memory(dirs)?),
+                None => None,
+            };
+            worktree::settle_with(&mut walk, roots.as_deref());
+        }
         Some(Gathered {
-            walk: self.fs().look_along_in_memory(plan.dirs)?,
+            walk,
             stop: plan.stop,
             directory,
         })
@@ -98,7 +115,7 @@ impl Device {
                 let directory = canonical_gone(&caller.absolute(cwd)).ok_or(e)?;
                 let plan = walk_plan(&directory, &self.homes(caller.extra_home.as_deref()));
                 Ok(Gathered {
-                    walk: look_along(self.fs().as_ref(), plan.dirs),
+                    walk: self.look_along(plan.dirs),
                     stop: plan.stop,
                     directory,
                 })
@@ -144,7 +161,7 @@ impl Device {
         {
             return Some(Ok(answer));
         }
-        let gathered = self.gather_in_memory(directory)?;
+        let gathered = self.gather_in_memory(directory, &registry)?;
         let answer = resolve(&gathered.facts(&registry, caller, argument, mode));
         if unpinned && let Ok(a) = &answer {
             self.answers().put(mode, a, generation, registry.clone());
