@@ -423,3 +423,149 @@ fn the_guard_in_a_worktree_keeps_the_session_to_its_repositorys_workspace() {
         "{asked}"
     );
 }
+
+/// `git init --separate-git-dir gits/shop.git src/shop`: the checkout's `.git` is a file naming
+/// the git folder, and git records nothing back. Returns (checkout, git folder), canonical.
+fn separate_shop(env: &TestEnv) -> (PathBuf, PathBuf) {
+    let gits = env.dir("gits");
+    let shop = env.dir("src/shop");
+    let git_folder = gits.join("shop.git");
+    env.git(
+        env.root(),
+        [
+            "init",
+            "-q",
+            "--separate-git-dir",
+            git_folder.to_str().unwrap(),
+            shop.to_str().unwrap(),
+        ],
+    );
+    let git_folder = berth_tests::canonical(&git_folder).unwrap();
+    (berth_tests::canonical(&shop).unwrap(), git_folder)
+}
+
+fn findings(env: &TestEnv, dir: &Path) -> String {
+    env.json_in(dir, ["explain"])["steps"][0]["findings"].to_string()
+}
+
+#[test]
+fn a_worktree_of_a_separate_git_folder_is_its_approved_checkouts_project() {
+    let env = TestEnv::new();
+    let (shop, git_folder) = separate_shop(&env);
+    env.json_in(&shop, ["workspace", "use", "shop"]);
+    assert_eq!(
+        env.json(["root", "list"])["roots"],
+        json!([{"workspace": "shop", "path": shop}]),
+        "workspace use approves the checkout"
+    );
+    commit_all(&env, &shop);
+    let wt = add_worktree(&env, &shop, "elsewhere/shop-feat");
+    assert_eq!(
+        admin_of(&wt).parent().unwrap().parent().unwrap(),
+        git_folder,
+        "git put the admin folder in the separate git folder"
+    );
+    // Twice: the second answer comes from memory.
+    for _ in 0..2 {
+        let a = resolve(&env, &wt);
+        assert_eq!(
+            (&a["workspace"], &a["reason"], &a["proposal"]),
+            (&json!("shop"), &json!("project-file"), &Value::Null),
+            "{a:#}"
+        );
+        assert_eq!(notes(&a), [through_note(&shop)], "{a:#}");
+    }
+    assert_eq!(prompt(&env, &wt), "shop\n");
+    let found = findings(&env, &wt);
+    assert!(
+        found.contains(&format!(
+            "a linked worktree of the repository {} (its git folder {} is a separate one; this root's own .git file names it)",
+            shop.display(),
+            git_folder.display()
+        )),
+        "{found}"
+    );
+
+    // Without a project file, by the checkout's root.
+    let plain = env.root().join("elsewhere/plain");
+    env.git(
+        &shop,
+        ["worktree", "add", "-q", "--orphan", plain.to_str().unwrap()],
+    );
+    let plain = berth_tests::canonical(&plain).unwrap();
+    let a = resolve(&env, &plain);
+    assert_eq!(
+        (&a["workspace"], &a["reason"]),
+        (&json!("shop"), &json!("root")),
+        "{a:#}"
+    );
+    assert_eq!(notes(&a), [through_note(&shop)], "{a:#}");
+}
+
+#[test]
+fn a_git_file_elsewhere_naming_the_separate_git_folder_does_not_become_the_repository() {
+    let env = TestEnv::new();
+    let (shop, git_folder) = separate_shop(&env);
+    env.json_in(&shop, ["workspace", "use", "shop"]);
+    commit_all(&env, &shop);
+    let wt = add_worktree(&env, &shop, "elsewhere/shop-feat");
+    assert_eq!(resolve(&env, &wt)["reason"], "project-file");
+
+    // A copy of the checkout's `.git`, with a file naming shop: no checkout, no worktree.
+    let forged = env.dir("downloads/forged");
+    std::fs::copy(shop.join(".git"), forged.join(".git")).unwrap();
+    env.project_file(&forged, r#"{"workspace": "shop"}"#);
+    judged_as_today(&env, &forged, "is not in a repository's worktrees folder");
+    assert_eq!(resolve(&env, &wt)["reason"], "project-file");
+
+    // The same copy at the top of another workspace's root: two roots name the git folder, and
+    // neither is taken.
+    env.json(["workspace", "create", "oss"]);
+    env.json(["root", "add", "oss", forged.to_str().unwrap()]);
+    judged_as_today_in_a_worktree(&env, &wt);
+    let found = findings(&env, &wt);
+    assert!(
+        found.contains(&format!(
+            "a linked worktree of the repository {} (a separate git folder, which the .git files of several roots name",
+            git_folder.display()
+        )),
+        "{found}"
+    );
+    // Its root removed, the checkout is the repository again.
+    env.json(["root", "remove", "oss", forged.to_str().unwrap()]);
+    assert_eq!(resolve(&env, &wt)["reason"], "project-file");
+}
+
+#[test]
+fn a_separate_git_folders_checkout_that_is_no_root_leaves_its_worktrees_asked() {
+    let env = TestEnv::new();
+    let (shop, git_folder) = separate_shop(&env);
+    env.json(["workspace", "create", "shop"]);
+    env.project_file(&shop, r#"{"workspace": "shop"}"#);
+    // The checkout is approved through a root around it, which is not the checkout.
+    let src = env.root().join("src");
+    env.json(["root", "add", "shop", src.to_str().unwrap()]);
+    assert_eq!(resolve(&env, &shop)["reason"], "project-file");
+    commit_all(&env, &shop);
+    let wt = add_worktree(&env, &shop, "elsewhere/shop-feat");
+    judged_as_today_in_a_worktree(&env, &wt);
+    let found = findings(&env, &wt);
+    assert!(
+        found.contains(&format!(
+            "a linked worktree of the repository {} (a separate git folder, which no root's own .git file names",
+            git_folder.display()
+        )),
+        "{found}"
+    );
+}
+
+/// A verified worktree whose repository no root approves: asked about, as an ordinary folder is.
+fn judged_as_today_in_a_worktree(env: &TestEnv, wt: &Path) {
+    let a = resolve(env, wt);
+    assert_eq!(
+        (&a["workspace"], &a["reason"], &a["proposal"]),
+        (&json!("default"), &json!("active"), &json!("shop")),
+        "{a:#}"
+    );
+    assert!(prompt(env, wt).contains('?'), "asked about");
+}
