@@ -13,7 +13,11 @@
 //! pruned as git does it (a `.git` file, and an admin folder in a repository's
 //! `.git/worktrees/` with its back-link and `commondir`), their admin records rewritten, and
 //! their `.git` files copied into other folders as forgeries, so an answer that still trusts a
-//! worktree whose records changed shows up as well. Zero stale answers are allowed; see below
+//! worktree whose records changed shows up as well. Two roots are made checkouts of separate
+//! git folders (`git init --separate-git-dir`), worktrees are added to those, the folders' `config`
+//! turns bare and back, and a checkout's `.git` file is copied into other folders (the other
+//! root among them), so an answer that still takes a root for the repository of a separate git
+//! folder after its `.git` file, its config or the other roots changed shows up. Zero stale answers are allowed; see below
 //! for answers late at 20 ms.
 //!
 //! `BERTH_STRESS_OPS` sets the number of filesystem changes (default 2,000; the long run is
@@ -34,6 +38,7 @@ use berth_core::project_file::project_file_path;
 use berth_core::registry::Home;
 use berth_core::resolve::{Answer, Facts, Mode, resolve};
 use berth_core::walk::walk_plan;
+use berth_core::worktree;
 use berthd::Caller;
 use berthd::Device;
 use berthd::RealFs;
@@ -100,6 +105,12 @@ impl World {
             store.create_workspace(name, &Home::Managed).unwrap();
         }
         store.add_root("alpha", &tree).unwrap();
+        // Roots that may become checkouts of separate git folders, and where those folders go.
+        for (name, checkout) in [("beta", CHECKOUTS[0]), ("alpha", CHECKOUTS[1])] {
+            std::fs::create_dir(tree.join(checkout)).unwrap();
+            store.add_root(name, &tree.join(checkout)).unwrap();
+        }
+        std::fs::create_dir(tree.join(GITS)).unwrap();
         for (k, v) in settings {
             store.set_setting(k, v).unwrap();
         }
@@ -172,11 +183,13 @@ impl World {
         };
         let plan = walk_plan(&directory, &self.homes);
         let registry = self.device.registry();
+        let mut walk = look_along(&RealFs, plan.dirs);
+        worktree::settle(&RealFs, &registry, &mut walk);
         resolve(&Facts {
             directory,
             argument: None,
             env_pin: None,
-            walk: look_along(&RealFs, plan.dirs),
+            walk,
             stop: plan.stop,
             registry: &registry,
             mode: Mode::Agent,
@@ -222,10 +235,16 @@ struct Generator {
     names: Vec<PathBuf>,
     /// Linked worktrees made: (the worktree's folder, its admin folder), as last placed.
     worktrees: Vec<(PathBuf, PathBuf)>,
+    /// Separate git folders made.
+    separate: Vec<PathBuf>,
     serial: u64,
 }
 
 const NAMES: &[&str] = &["alpha", "beta", "gamma", "default", "Bad Name"];
+/// The roots inside the tree that may become checkouts of separate git folders.
+const CHECKOUTS: [&str; 2] = ["c1", "c2"];
+/// The folder of the tree holding the separate git folders.
+const GITS: &str = "gits";
 
 impl Generator {
     fn random_dir(&mut self) -> PathBuf {
@@ -240,6 +259,7 @@ impl Generator {
         let mut all = self.dirs.clone();
         all.extend(self.links.iter().cloned());
         all.push(self.tree.clone());
+        all.extend(CHECKOUTS.iter().map(|c| self.tree.join(c)));
         all
     }
 
@@ -304,7 +324,8 @@ impl Generator {
         let berth = dir.join(".berth");
         let file = berth.join("workspace.json");
         match self.rng.below(30) {
-            24..=29 => self.worktree_step(),
+            24..=27 => self.worktree_step(),
+            28 | 29 => self.separate_step(),
             0..=2 => {
                 if dir.components().count() - self.tree.components().count() < 6 {
                     let new = dir.join(self.fresh_name());
@@ -443,18 +464,24 @@ impl Generator {
     fn worktree_step(&mut self) {
         match self.rng.below(6) {
             0 | 1 => {
-                // `git worktree add`: in a repository of the tree, to a folder anywhere in it.
-                let repos: Vec<PathBuf> = self
+                // `git worktree add`: in a repository of the tree (or a separate git folder), to
+                // a folder anywhere in it.
+                let mut commons: Vec<PathBuf> = self
                     .dirs
                     .iter()
                     .filter(|d| d.join(".git").is_dir())
-                    .cloned()
+                    .map(|d| d.join(".git"))
                     .collect();
-                if repos.is_empty() {
+                // Half the time one of the newest separate git folders, which a root may name.
+                let newest = &self.separate[self.separate.len().saturating_sub(2)..];
+                if !newest.is_empty() && (commons.is_empty() || self.rng.below(2) == 0) {
+                    commons = newest.to_vec();
+                }
+                if commons.is_empty() {
                     return;
                 }
-                let repo = self.rng.pick(&repos).clone();
-                let admin = repo.join(".git/worktrees").join(self.fresh_name());
+                let common = self.rng.pick(&commons).clone();
+                let admin = common.join("worktrees").join(self.fresh_name());
                 let at = self.random_dir().join(self.fresh_name());
                 if std::fs::create_dir_all(&admin).is_err() || std::fs::create_dir(&at).is_err() {
                     return;
@@ -528,6 +555,61 @@ impl Generator {
         }
     }
 
+    /// One change to separate git folders and their checkouts.
+    fn separate_step(&mut self) {
+        let checkout = self.tree.join(self.rng.pick(&CHECKOUTS));
+        match self.rng.below(4) {
+            0 => {
+                // `git init --separate-git-dir`: the root's `.git` names a new git folder.
+                let common = self
+                    .tree
+                    .join(GITS)
+                    .join(format!("{}.git", self.fresh_name()));
+                if std::fs::create_dir(&common).is_err() {
+                    return;
+                }
+                let _ = std::fs::write(common.join("config"), "[core]\n\tbare = false\n");
+                let _ = std::fs::remove_dir_all(checkout.join(".git"));
+                let _ = std::fs::write(
+                    checkout.join(".git"),
+                    format!("gitdir: {}\n", common.display()),
+                );
+                self.separate.push(common);
+            }
+            1 => {
+                // The git folder's config turns bare, or back, as git writes it.
+                if self.separate.is_empty() {
+                    return;
+                }
+                let common = self.rng.pick(&self.separate).clone();
+                let bare = if self.rng.below(2) == 0 {
+                    "true"
+                } else {
+                    "false"
+                };
+                let tmp = common.join("config.lock");
+                if std::fs::write(&tmp, format!("[core]\n\tbare = {bare}\n")).is_ok() {
+                    let _ = std::fs::rename(&tmp, common.join("config"));
+                }
+            }
+            2 => {
+                // A forgery: a checkout's `.git` file copied into another folder (or root).
+                let to = if self.rng.below(2) == 0 {
+                    self.tree.join(self.rng.pick(&CHECKOUTS))
+                } else {
+                    self.random_dir()
+                };
+                if !to.join(".git").is_dir() {
+                    let _ = std::fs::copy(checkout.join(".git"), to.join(".git"));
+                }
+            }
+            _ => {
+                // The checkout's `.git` goes.
+                let _ = std::fs::remove_file(checkout.join(".git"));
+            }
+        }
+    }
+
     fn some_worktree(&mut self) -> Option<usize> {
         (!self.worktrees.is_empty()).then(|| self.rng.below(self.worktrees.len()))
     }
@@ -552,6 +634,7 @@ fn stress(world: &World, ops: u64, seed: u64) -> Tally {
         links: Vec::new(),
         names: Vec::new(),
         worktrees: Vec::new(),
+        separate: Vec::new(),
         serial: 0,
     };
     let shared_dirs: Arc<Mutex<Vec<PathBuf>>> = Arc::default();

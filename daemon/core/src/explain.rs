@@ -107,6 +107,7 @@ fn link_finding(link: &GitLink) -> String {
             admin,
             repository,
             separate,
+            ..
         } => format!(
             ".git file: gitdir {}, whose back-link names this folder: a linked worktree of the repository {}{}",
             admin.display(),

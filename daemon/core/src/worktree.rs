@@ -48,6 +48,9 @@ pub enum GitLink {
         /// `Some` when the common folder is a separate git folder (`--separate-git-dir`): not a
         /// `.git`, and its `core.bare` is false.
         separate: Option<Separate>,
+        /// git's records name this `.git` or the common folder only through a symbolic link:
+        /// where the link leads is not watched, so the verdict is never cached.
+        through_link: bool,
     },
     /// Not a linked worktree: the folder is judged as an ordinary one.
     Refused {
@@ -64,7 +67,19 @@ impl GitLink {
             admin: admin.into(),
             repository: repository.into(),
             separate: None,
+            through_link: false,
         }
+    }
+
+    /// Whether the verdict rests on where a symbolic link leads (see `through_link`).
+    pub fn through_link(&self) -> bool {
+        matches!(
+            self,
+            Self::Worktree {
+                through_link: true,
+                ..
+            }
+        )
     }
 
     /// The git folder a checkout's `.git` file names itself, as `git init --separate-git-dir`
@@ -301,10 +316,15 @@ pub fn settle_with(walk: &mut [WalkStep], roots: Option<&[WalkStep]>) {
     let Some(step) = walk.iter_mut().find(|s| s.look.git) else {
         return;
     };
-    let Some(GitLink::Worktree { admin, .. }) = step.look.link.as_deref() else {
+    let Some(GitLink::Worktree {
+        admin,
+        through_link,
+        ..
+    }) = step.look.link.as_deref()
+    else {
         return;
     };
-    let admin = admin.clone();
+    let (admin, through_link) = (admin.clone(), *through_link);
     let (repository, separate) = match roots {
         None => (common, Separate::TooManyRoots),
         Some(roots) => {
@@ -329,6 +349,7 @@ pub fn settle_with(walk: &mut [WalkStep], roots: Option<&[WalkStep]>) {
         admin,
         repository,
         separate: Some(separate),
+        through_link,
     }));
 }
 
@@ -519,7 +540,7 @@ mod tests {
         use crate::resolve::testing::facts;
         use crate::resolve::{Mode, Reason, resolve};
 
-        pub(super) const GITS: &str = "/home/u/.gits/shop.git";
+        const GITS: &str = "/home/u/.gits/shop.git";
         const CHECKOUT: &str = "/home/u/src/shop";
         const FEAT: &str = "/srv/feat";
 
@@ -528,6 +549,7 @@ mod tests {
                 admin: format!("{GITS}/worktrees/feat").into(),
                 repository: GITS.into(),
                 separate: Some(Separate::Unsettled),
+                through_link: false,
             }
         }
 
@@ -590,6 +612,7 @@ mod tests {
                     separate: Some(Separate::Checkout {
                         common: GITS.into()
                     }),
+                    through_link: false,
                 }
             );
             assert_eq!((a.workspace.as_str(), a.reason), ("shop", Reason::Root));

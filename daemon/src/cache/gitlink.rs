@@ -73,10 +73,11 @@ fn judge_file(dir: &Path, dot_git: &Path) -> GitLink {
     };
     let admin = join_written(dir, written);
     match verify(dot_git, &admin) {
-        Ok((repository, separate)) => GitLink::Worktree {
+        Ok(verified) => GitLink::Worktree {
             admin,
-            repository,
-            separate,
+            repository: verified.repository,
+            separate: verified.separate,
+            through_link: verified.through_link,
         },
         Err(why) => GitLink::Refused {
             admin: Some(admin),
@@ -85,9 +86,17 @@ fn judge_file(dir: &Path, dot_git: &Path) -> GitLink {
     }
 }
 
-/// The repository whose worktree `admin` records `dot_git` to be, checked both ways, and
-/// whether its common folder is a separate git folder whose checkout is still to be found.
-fn verify(dot_git: &Path, admin: &Path) -> Result<(PathBuf, Option<Separate>), LinkRefusal> {
+/// What git's records in an admin folder confirm.
+struct Verified {
+    repository: PathBuf,
+    /// The common folder is a separate git folder whose checkout is still to be found.
+    separate: Option<Separate>,
+    /// A record names its path only through a symbolic link.
+    through_link: bool,
+}
+
+/// The repository whose worktree `admin` records `dot_git` to be, checked both ways.
+fn verify(dot_git: &Path, admin: &Path) -> Result<Verified, LinkRefusal> {
     let (common, repository) =
         repository_of(admin).ok_or_else(|| LinkRefusal::NotInWorktrees(admin.into()))?;
     // One open refusing a link on every component (openat2 on Linux); the records are then read
@@ -102,18 +111,23 @@ fn verify(dot_git: &Path, admin: &Path) -> Result<(PathBuf, Option<Separate>), L
     let back =
         read_small(&handle, BACK_LINK)?.ok_or_else(|| LinkRefusal::NoBackLink(admin.into()))?;
     let named = join_written(admin, parse_record(&back, BACK_LINK)?);
-    if !names_same(&named, dot_git) {
+    let Some(mut through_link) = naming(&named, dot_git) else {
         return Err(LinkRefusal::BackLinkElsewhere(named));
-    }
+    };
     if let Some(bytes) = read_small(&handle, COMMON_DIR)? {
         let named = join_written(admin, parse_record(&bytes, COMMON_DIR)?);
-        if !names_same(&named, &common) {
+        let Some(linked) = naming(&named, &common) else {
             return Err(LinkRefusal::CommonDirElsewhere(named));
-        }
+        };
+        through_link |= linked;
     }
     let separate = (common.file_name() != Some(OsStr::new(DOT_GIT)) && has_checkout(&common))
         .then_some(Separate::Unsettled);
-    Ok((repository, separate))
+    Ok(Verified {
+        repository,
+        separate,
+        through_link,
+    })
 }
 
 /// Whether the common folder `common` (not a `.git`) says it has a working tree: a separate git
@@ -130,10 +144,17 @@ fn has_checkout(common: &Path) -> bool {
     )
 }
 
-/// Whether `written`, a path git wrote, names `real`, a canonical path: by its spelling, or
-/// (when git wrote a path through a link of the user's own) by where it leads.
-fn names_same(written: &Path, real: &Path) -> bool {
-    same(written, real) || canonicalize(written).is_ok_and(|c| same(&c, real))
+/// Whether `written`, a path git wrote, names `real`, a canonical path: by its spelling
+/// (`Some(false)`), or (when git wrote a path through a link of the user's own) by where it
+/// leads (`Some(true)`).
+fn naming(written: &Path, real: &Path) -> Option<bool> {
+    if same(written, real) {
+        Some(false)
+    } else {
+        canonicalize(written)
+            .is_ok_and(|c| same(&c, real))
+            .then_some(true)
+    }
 }
 
 /// Equal paths; on Windows the case of a name does not tell two files apart.
@@ -417,6 +438,23 @@ mod tests {
         assert_eq!(
             repo.refusal("m"),
             LinkRefusal::NotInWorktrees(repo.path("r/.git/modules/m"))
+        );
+    }
+
+    #[test]
+    fn a_back_link_through_a_link_of_the_users_own_is_one_and_says_so() {
+        let repo = Repo::new(false);
+        assert!(!repo.judge("w").unwrap().through_link());
+        symlink(repo.path("w"), repo.path("alias")).unwrap();
+        std::fs::write(
+            repo.path("r/.git/worktrees/w/gitdir"),
+            format!("{}\n", repo.path("alias/.git").display()),
+        )
+        .unwrap();
+        let link = repo.judge("w").unwrap();
+        assert!(
+            matches!(link, GitLink::Worktree { .. }) && link.through_link(),
+            "{link:?}"
         );
     }
 

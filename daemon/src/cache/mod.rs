@@ -732,10 +732,13 @@ impl LookupCache {
             None => plan,
             // A `.git` verdict rests on git's admin folder too: watched like the folder, and
             // read again after its watches, so a change from then on is an event.
+            // Where a link in git's records leads is not watched.
+            Some(_) if look.link.as_deref().is_some_and(GitLink::through_link) => Plan::Uncached,
             Some(admin) => match plan {
                 Plan::Watched if self.watch_admin(dir, token, &admin) => {
                     look = self.inner.look(dir);
-                    let same = look.link.as_deref().and_then(GitLink::admin) == Some(&*admin);
+                    let same = look.link.as_deref().and_then(GitLink::admin) == Some(&*admin)
+                        && !look.link.as_deref().is_some_and(GitLink::through_link);
                     // The worker may have given an orphaned admin folder's watch back between
                     // the watch and the dependency; once the dependency is in, it cannot.
                     let held = self.with_watches(|table| table.watched.contains(&admin));
@@ -1463,6 +1466,34 @@ mod tests {
         std::fs::write(common.join("config"), "[core]\n\tbare = true\n").unwrap();
         settles(&cache, &w);
         assert_eq!(separate(&cache), None);
+    }
+
+    #[cfg(unix)] // a symbolic link
+    #[test]
+    fn a_worktree_whose_back_link_passes_a_link_is_never_held() {
+        let (_t, root) = tree();
+        let admin = worktree(&root);
+        let w = root.join("w");
+        std::os::unix::fs::symlink(&w, root.join("alias")).unwrap();
+        std::fs::write(
+            admin.join("gitdir"),
+            format!("{}\n", root.join("alias/.git").display()),
+        )
+        .unwrap();
+        let cache = LookupCache::new(CacheConfig::default());
+        let link = cache.look(&w).link;
+        assert!(
+            link.as_deref().is_some_and(GitLink::through_link),
+            "{link:?}"
+        );
+        assert!(cache.look_along_in_memory(vec![w.clone()]).is_none());
+        // The link turned to another folder, which no watch reports: refused at once.
+        std::fs::remove_file(root.join("alias")).unwrap();
+        std::os::unix::fs::symlink(root.join("r"), root.join("alias")).unwrap();
+        assert!(matches!(
+            cache.look(&w).link.as_deref(),
+            Some(GitLink::Refused { .. })
+        ));
     }
 
     #[test]
