@@ -138,6 +138,11 @@ mod scratch_context;
 // client process and folder.
 #[path = "e2e/ask_once.rs"]
 mod ask_once;
+// The question in the client's own form, asked of a client on the official Python MCP SDK, in both
+// protocol eras.
+#[cfg(unix)]
+#[path = "e2e/elicit_python.rs"]
+mod elicit_python;
 // `berth exec`: the answer in a wrapped command's environment and arguments; failures run nothing.
 #[path = "e2e/exec.rs"]
 mod exec;
