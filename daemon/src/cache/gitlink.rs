@@ -46,7 +46,13 @@ pub fn look(dir: &Path) -> (bool, Option<GitLink>) {
             Some(GitLink::refused(LinkRefusal::NotRegularFile { found })),
         );
     }
-    (true, Some(judge_file(dir, &dot_git)))
+    if meta.len() > MAX_GIT_FILE_BYTES as u64 {
+        return (
+            true,
+            Some(GitLink::refused(LinkRefusal::TooLarge { file: DOT_GIT })),
+        );
+    }
+    (true, Some(judge_file(dir, &dot_git, meta.len())))
 }
 
 /// What `dir`'s `.git` amounts to: `None` when there is none or it is a folder (a repository's
@@ -56,12 +62,12 @@ fn judge(dir: &Path) -> Option<GitLink> {
     look(dir).1
 }
 
-fn judge_file(dir: &Path, dot_git: &Path) -> GitLink {
-    let bytes = match read_opened(
-        careful_open::open_read(dot_git),
-        DOT_GIT,
-        MAX_GIT_FILE_BYTES,
-    ) {
+/// The verdict on the regular file `dot_git` of `len` bytes, as the walk's `lstat` found it.
+fn judge_file(dir: &Path, dot_git: &Path, len: u64) -> GitLink {
+    // The walk's stat said a regular file: the open refuses a link put there since, never
+    // waits, and the read of one byte more than `len` shows a file that grew (anything else
+    // put there since reads as nothing, or fails, and the folder's watch reports the change).
+    let bytes = match read_opened(careful_open::open_read(dot_git), DOT_GIT, Known::Len(len)) {
         Ok(Some(bytes)) => bytes,
         // Gone since the stat: a change the folder's watch reports.
         Ok(None) => return GitLink::refused(LinkRefusal::Malformed { file: DOT_GIT }),
@@ -139,7 +145,7 @@ fn has_checkout(common: &Path) -> bool {
     let handle = Dir::from_std_file(std::fs::File::from(handle));
     let opened = careful_open::open_read_in(&handle, OsStr::new(CONFIG));
     matches!(
-        read_opened(opened, CONFIG, MAX_GIT_CONFIG_BYTES),
+        read_opened(opened, CONFIG, Known::Nothing(MAX_GIT_CONFIG_BYTES)),
         Ok(Some(bytes)) if config_says_checkout(&bytes)
     )
 }
@@ -172,17 +178,25 @@ fn read_small(dir: &Dir, file: &'static str) -> Result<Option<Vec<u8>>, LinkRefu
     read_opened(
         careful_open::open_read_in(dir, OsStr::new(file)),
         file,
-        MAX_GIT_FILE_BYTES,
+        Known::Nothing(MAX_GIT_FILE_BYTES),
     )
 }
 
+/// What is known of a file before it is opened.
+enum Known {
+    /// Nothing: its own stat decides, and it may hold this many bytes at most.
+    Nothing(usize),
+    /// A stat just before found a regular file of this length, within the limit.
+    Len(u64),
+}
+
 /// One of git's small files: `Ok(None)` when it is not there. Opened without following a link
-/// or waiting on a FIFO, refused unless a regular file, read to the size its stat gave (one
-/// byte more, to see it grew), at most `limit` bytes.
+/// or waiting on a FIFO, refused unless a regular file (by its own stat, or the one `known`
+/// holds), read to the size the stat gave (one byte more, to see it grew).
 fn read_opened(
     opened: io::Result<std::fs::File>,
     file: &'static str,
-    limit: usize,
+    known: Known,
 ) -> Result<Option<Vec<u8>>, LinkRefusal> {
     let unreadable = |e: &io::Error| LinkRefusal::Unreadable {
         file,
@@ -196,19 +210,25 @@ fn read_opened(
         }
         Err(e) => return Err(unreadable(&e)),
     };
-    let meta = handle.metadata().map_err(|e| unreadable(&e))?;
-    if !meta.is_file() {
-        return Err(LinkRefusal::Unreadable {
-            file,
-            why: format!("it is {}, not a regular file", describe(&meta)),
-        });
-    }
-    if meta.len() > limit as u64 {
-        return Err(LinkRefusal::TooLarge { file });
-    }
+    let len = match known {
+        Known::Len(len) => len,
+        Known::Nothing(limit) => {
+            let meta = handle.metadata().map_err(|e| unreadable(&e))?;
+            if !meta.is_file() {
+                return Err(LinkRefusal::Unreadable {
+                    file,
+                    why: format!("it is {}, not a regular file", describe(&meta)),
+                });
+            }
+            if meta.len() > limit as u64 {
+                return Err(LinkRefusal::TooLarge { file });
+            }
+            meta.len()
+        }
+    };
     // One read of one byte more than the stat gave: a regular file answers it whole, and a
     // file that grew meanwhile shows it by filling the buffer.
-    let mut bytes = vec![0; meta.len() as usize + 1];
+    let mut bytes = vec![0; len as usize + 1];
     let mut handle = handle;
     let n = handle.read(&mut bytes).map_err(|e| unreadable(&e))?;
     if n == bytes.len() {
@@ -492,6 +512,37 @@ mod tests {
         huge.push_str(&" ".repeat(MAX_GIT_FILE_BYTES));
         std::fs::write(repo.path("h/.git"), huge).unwrap();
         assert_eq!(repo.refusal("h"), LinkRefusal::TooLarge { file: DOT_GIT });
+    }
+
+    #[test]
+    fn a_git_file_changed_after_the_walks_stat_is_refused() {
+        let repo = Repo::new(false);
+        let dot_git = repo.path("w/.git");
+        let len = std::fs::metadata(&dot_git).unwrap().len();
+        // It grew since the stat.
+        assert!(matches!(
+            judge_file(&repo.path("w"), &dot_git, len - 1),
+            GitLink::Refused {
+                why: LinkRefusal::Unreadable { file: DOT_GIT, .. },
+                ..
+            }
+        ));
+        // A folder or a link put in its place.
+        std::fs::remove_file(&dot_git).unwrap();
+        std::fs::create_dir(&dot_git).unwrap();
+        assert!(matches!(
+            judge_file(&repo.path("w"), &dot_git, len),
+            GitLink::Refused {
+                why: LinkRefusal::Unreadable { file: DOT_GIT, .. },
+                ..
+            }
+        ));
+        std::fs::remove_dir(&dot_git).unwrap();
+        symlink(repo.path("r/.git/worktrees/w/gitdir"), &dot_git).unwrap();
+        assert_eq!(
+            judge_file(&repo.path("w"), &dot_git, len),
+            GitLink::refused(LinkRefusal::Link)
+        );
     }
 
     #[test]
