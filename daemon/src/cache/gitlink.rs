@@ -107,7 +107,7 @@ fn verify(dot_git: &Path, admin: &Path) -> Result<Verified, LinkRefusal> {
         repository_of(admin).ok_or_else(|| LinkRefusal::NotInWorktrees(admin.into()))?;
     // One open refusing a link on every component (openat2 on Linux); the records are then read
     // beneath that handle, so the folder checked is the folder read.
-    let handle = match linkfree::open_dir(admin) {
+    let handle = match linkfree::open_dir_to_open_in(admin) {
         Ok(handle) => Dir::from_std_file(std::fs::File::from(handle)),
         Err(e) if linkfree::is_link_refusal(&e) => {
             return Err(LinkRefusal::AdminThroughLink(admin.into()));
@@ -139,7 +139,7 @@ fn verify(dot_git: &Path, admin: &Path) -> Result<Verified, LinkRefusal> {
 /// Whether the common folder `common` (not a `.git`) says it has a working tree: a separate git
 /// folder rather than a bare repository. Anything unreadable says bare, as before.
 fn has_checkout(common: &Path) -> bool {
-    let Ok(handle) = linkfree::open_dir(common) else {
+    let Ok(handle) = linkfree::open_dir_to_open_in(common) else {
         return false;
     };
     let handle = Dir::from_std_file(std::fs::File::from(handle));

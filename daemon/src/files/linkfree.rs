@@ -64,6 +64,12 @@ pub fn open_dir(path: &Path) -> io::Result<Handle> {
     open_dir_beneath(None, path)
 }
 
+/// [`open_dir`] for a folder whose files are then opened beneath it, never the folder read.
+#[cfg(windows)]
+pub fn open_dir_to_open_in(path: &Path) -> io::Result<Handle> {
+    open_dir(path)
+}
+
 /// Opens the folder `rel` below `base` (or the absolute `rel` from its drive's root when `base`
 /// is `None`), one component at a time, refusing any link on the way and any `..`.
 #[cfg(windows)]
@@ -137,6 +143,24 @@ pub fn open_dir(path: &Path) -> io::Result<OwnedFd> {
         ));
     }
     open_dir_beneath(None, path)
+}
+
+/// [`open_dir`] for a folder whose files are then opened beneath it, never the folder read. On
+/// Linux an `O_PATH` handle: opening it raises no inotify event, so reading git's records in a
+/// folder the lookup cache watches does not wake the cache's watcher for the folder itself.
+#[cfg(unix)]
+pub fn open_dir_to_open_in(path: &Path) -> io::Result<OwnedFd> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if path.is_absolute() && !path.components().any(|c| c == Component::ParentDir) {
+        use rustix::fs::ResolveFlags;
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        match rustix::fs::openat2(CWD, path, flags, Mode::empty(), ResolveFlags::NO_SYMLINKS) {
+            Ok(fd) => return Ok(fd),
+            Err(e) if e == rustix::io::Errno::NOSYS || e == rustix::io::Errno::PERM => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    open_dir(path)
 }
 
 /// Opens the folder `rel` below the folder `base` (or the absolute `rel` when `base` is
@@ -225,6 +249,38 @@ mod tests {
 
     fn both(base: Option<&OwnedFd>, rel: &Path) -> [io::Result<OwnedFd>; 2] {
         [open_dir_beneath(base, rel), walk(base, rel)]
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_folder_opened_to_open_in_raises_no_inotify_event_and_refuses_links() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().canonicalize().unwrap().join("a");
+        std::fs::create_dir(&d).unwrap();
+        std::fs::write(d.join("f"), "x").unwrap();
+        // SAFETY: plain calls on a descriptor this test owns; the path outlives them.
+        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+        assert!(fd >= 0);
+        let c = std::ffi::CString::new(d.as_os_str().as_encoded_bytes()).unwrap();
+        assert!(unsafe { libc::inotify_add_watch(fd, c.as_ptr(), libc::IN_OPEN) } >= 0);
+        let pending = || {
+            let mut buf = [0u8; 4096];
+            // SAFETY: `buf` is valid for its length.
+            unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) > 0 }
+        };
+        let handle = open_dir_to_open_in(&d).unwrap();
+        assert!(!pending(), "opening the folder raised an event");
+        let file = rustix::fs::openat(&handle, "f", OFlags::RDONLY, Mode::empty()).unwrap();
+        drop(file);
+        assert!(pending(), "a file opened beneath it does (the control)");
+        drop(open_dir(&d).unwrap());
+        assert!(pending(), "a folder opened to be read does (the control)");
+        // SAFETY: `fd` is this test's own.
+        unsafe { libc::close(fd) };
+
+        std::os::unix::fs::symlink(&d, t.path().join("l")).unwrap();
+        let through = t.path().canonicalize().unwrap().join("l");
+        assert!(is_link_refusal(&open_dir_to_open_in(&through).unwrap_err()));
     }
 
     #[test]
