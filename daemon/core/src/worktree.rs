@@ -192,6 +192,19 @@ fn one_line<'a>(bytes: &'a [u8], file: &'static str) -> Result<&'a str, LinkRefu
 /// system would do unless `written` itself passes a link, which the daemon checks after.
 pub fn join_written(base: &Path, written: &str) -> PathBuf {
     let path = Path::new(written);
+    // As git writes it: absolute, with nothing to take. One copy, no walk over the components
+    // (the verification joins three such paths on every uncached look at a worktree). Not on
+    // Windows, where the walk also turns git's `/` into `\`.
+    if cfg!(not(windows))
+        && path.is_absolute()
+        && !crate::pathutil::has_dotdot(path)
+        && matches!(
+            crate::pathutil::normalized(path),
+            std::borrow::Cow::Borrowed(_)
+        )
+    {
+        return path.to_path_buf();
+    }
     let joined = if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -455,6 +468,9 @@ mod tests {
     #[case::relative("/src/w", "../r/.git/worktrees/a", "/src/r/.git/worktrees/a")]
     #[case::dots_inside("/w", "/r/./x/../.git/worktrees/a", "/r/.git/worktrees/a")]
     #[case::above_the_root("/w", "../../../r", "/r")]
+    #[case::already_plain("/w", "/r/.git/worktrees/a", "/r/.git/worktrees/a")]
+    #[case::doubled_slashes("/w", "/r//.git/worktrees/a/", "/r/.git/worktrees/a")]
+    #[case::a_dot_dot_at_the_end("/w", "/r/.git/worktrees/a/..", "/r/.git/worktrees")]
     fn a_written_path_is_joined_lexically(
         #[case] base: &str,
         #[case] written: &str,
