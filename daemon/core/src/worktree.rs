@@ -205,6 +205,17 @@ pub fn join_written(base: &Path, written: &str) -> PathBuf {
     {
         return path.to_path_buf();
     }
+    // `commondir` as git writes it, `../..`: an ancestor of `base`, found without a walk.
+    let up = written.trim_end_matches('/');
+    if !up.is_empty() && up.split('/').all(|segment| segment == "..") {
+        let levels = up.split('/').count();
+        return base
+            .ancestors()
+            .nth(levels)
+            .or_else(|| base.ancestors().last())
+            .unwrap_or(base)
+            .to_path_buf();
+    }
     let joined = if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -469,6 +480,9 @@ mod tests {
     #[case::dots_inside("/w", "/r/./x/../.git/worktrees/a", "/r/.git/worktrees/a")]
     #[case::above_the_root("/w", "../../../r", "/r")]
     #[case::already_plain("/w", "/r/.git/worktrees/a", "/r/.git/worktrees/a")]
+    #[case::up_twice("/r/.git/worktrees/a", "../..", "/r/.git")]
+    #[case::up_with_a_slash("/r/.git/worktrees/a", "../../", "/r/.git")]
+    #[case::up_past_the_root("/r", "../../..", "/")]
     #[case::doubled_slashes("/w", "/r//.git/worktrees/a/", "/r/.git/worktrees/a")]
     #[case::a_dot_dot_at_the_end("/w", "/r/.git/worktrees/a/..", "/r/.git/worktrees")]
     fn a_written_path_is_joined_lexically(
