@@ -12,6 +12,9 @@ use std::path::Path;
 /// The daemon's log file, in the state folder (`paths::state_dir`); `berth doctor` names it.
 pub const DAEMON_LOG: &str = "berthd.log";
 
+/// `berth-hook`'s log file, in the state folder.
+pub const HOOK_LOG: &str = "berth-hook.log";
+
 /// Opens `dir/name` for appending, creating the folder (0700) and the file
 /// (0600) as needed and narrowing either when others may read it. Refuses,
 /// naming it, a folder that fails [`crate::ownership::check_state_folder`]
