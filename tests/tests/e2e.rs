@@ -59,6 +59,10 @@ mod path;
 // `explain`: the walk drawn for a person.
 #[path = "e2e/explain.rs"]
 mod explain;
+// Whole outputs a person reads (explain, resolve, sessions, doctor, errors, --help) as snapshots.
+#[cfg(unix)]
+#[path = "e2e/outputs.rs"]
+mod outputs;
 // Project files: the bad-file corpus and cloned repositories that only propose (docs/reference.md,
 // "Roots, the walk and project files").
 #[path = "e2e/project_files.rs"]
