@@ -8,11 +8,13 @@
 //! It never starts berthd: it runs before every tool call, and a session-start hook or an MCP
 //! server has started the daemon of any session berth knows about.
 
+use std::path::Path;
 use std::time::Duration;
 
 use berth_hook::payload::{self, Client};
 use berth_hook::tool_call::{ToolCall, tool_call};
 use berth_proto::client::Connection;
+use berth_proto::landing::landing;
 use berth_proto::paths::EnvCtx;
 use berth_proto::pb;
 
@@ -111,6 +113,7 @@ pub fn run(forced: Option<Client>, env: &EnvCtx) -> String {
         client: client.name().to_string(),
         client_session_id: payload.session_id.clone(),
         tool: tool.clone(),
+        followed: followed(&cwd, &targets),
         targets,
     };
     let reply = match call(env, request) {
@@ -167,6 +170,29 @@ pub fn run(forced: Option<Client>, env: &EnvCtx) -> String {
         "a write into another workspace's folder"
     );
     output::pre_tool(client, verdict, &reply.reason, asks)
+}
+
+/// Each target followed through its links here, as the daemon would follow it, so that the
+/// daemon need not touch the disk (docs/decisions/0052-the-guard-answers-from-memory.md).
+/// Empty when a path is not text: the daemon then follows the targets itself.
+fn followed(cwd: &str, targets: &[String]) -> Vec<pb::FollowedTarget> {
+    let cwd = Path::new(cwd);
+    let mut out = Vec::with_capacity(targets.len());
+    for target in targets {
+        // An empty path is no target (the daemon skips it too).
+        let Some(l) = (!target.is_empty()).then(|| landing(cwd, target)).flatten() else {
+            out.push(pb::FollowedTarget::default());
+            continue;
+        };
+        match (
+            l.path.into_os_string().into_string(),
+            l.folder.into_os_string().into_string(),
+        ) {
+            (Ok(path), Ok(folder)) => out.push(pb::FollowedTarget { path, folder }),
+            _ => return Vec::new(),
+        }
+    }
+    out
 }
 
 /// One Guard RPC to a running berthd (none is started), within [`RPC_BUDGET`].
