@@ -608,5 +608,44 @@ or change the guard with `berth setting set guard.cross_workspace warn` (or `off
                 }
             }
         }
+
+        /// With a counterpart: own when a place holds the target or its counterpart; else the
+        /// claims holding the counterpart decide first, then those holding the target.
+        #[test]
+        fn a_counterpart_is_judged_before_the_target_itself(
+            places in prop::collection::vec(abs_path(), 0..3),
+            claims in prop::collection::vec((prop::sample::select(vec!["w", "v", "u"]), abs_path()), 0..5),
+            path in abs_path(),
+            counterpart in abs_path(),
+        ) {
+            let session = Session { workspace: "w".into(), places: places.clone() };
+            let others: Vec<Claim> = claims
+                .iter()
+                .map(|(ws, f)| Claim { workspace: ws.to_string(), folder: f.clone(), kind: ClaimKind::Root })
+                .collect();
+            let target = Target {
+                path: path.clone(),
+                through: Some(Through {
+                    worktree: p("/wt"),
+                    repository: p("/repo"),
+                    counterpart: counterpart.clone(),
+                }),
+            };
+            let holds = |at: &Path| places.iter().any(|pl| at.starts_with(pl));
+            let claimed = |at: &Path| others.iter().any(|c| c.workspace != "w" && at.starts_with(&c.folder));
+            match judge(&session, &others, &target) {
+                Verdict::Own => prop_assert!(holds(&path) || holds(&counterpart)),
+                Verdict::Unclaimed => {
+                    prop_assert!(!holds(&path) && !holds(&counterpart));
+                    prop_assert!(!claimed(&path) && !claimed(&counterpart));
+                }
+                Verdict::Cross { claim, through_worktree } => {
+                    prop_assert!(!holds(&path) && !holds(&counterpart));
+                    prop_assert_eq!(through_worktree, claimed(&counterpart));
+                    let at = if through_worktree { &counterpart } else { &path };
+                    prop_assert!(at.starts_with(&claim.folder));
+                }
+            }
+        }
     }
 }

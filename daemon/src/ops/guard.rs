@@ -505,4 +505,34 @@ mod tests {
                 .unwrap();
         assert_eq!(done.unwrap().decision, None);
     }
+
+    /// A link swapped in on a folder's path after the hook followed it: the folder's entry
+    /// goes with the event, so the call goes to the pool, which follows the link.
+    #[cfg(unix)]
+    #[test]
+    fn a_folder_replaced_by_a_link_is_followed_again_on_the_pool() {
+        let w = world();
+        let caller = in_shop(&w);
+        let loose = w.feat.parent().unwrap().join("loose");
+        std::fs::create_dir(&loose).unwrap();
+        let targets = [loose.join("x.rs").display().to_string()];
+        let hook = followed(&w.shop, &targets);
+        let c = call(&targets, &hook);
+        assert_eq!(w.d.guard(&caller, &c).unwrap().decision, None);
+        assert!(w.d.guard_in_memory(&caller, &c).is_some());
+
+        std::fs::rename(&loose, loose.with_file_name("moved")).unwrap();
+        std::os::unix::fs::symlink(&w.alpha, &loose).unwrap();
+        let start = std::time::Instant::now();
+        while w.d.guard_in_memory(&caller, &c).is_some() {
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(5),
+                "the folder's entry outlived the link swapped in"
+            );
+            std::thread::yield_now();
+        }
+        let pooled = w.d.guard(&caller, &c).unwrap();
+        assert_eq!(pooled.decision, Some(Decision::Ask));
+        assert_eq!(pooled.other_workspace, "alpha");
+    }
 }
