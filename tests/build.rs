@@ -6,15 +6,24 @@
 //!   through `setpriv`.
 //! - `berth_has_zsh`, `berth_has_fish`: those shells are installed
 //!   (`.ci/run` installs them where it can).
+//! - `berth_has_python_mcp`: a Python with the official MCP SDK, 2.3 or newer,
+//!   is `$BERTH_TEST_PYTHON` or `python3` on the PATH (`.ci/run` makes one in
+//!   a venv); the tests run it as `BERTH_TEST_PYTHON_BIN`.
 
 use std::path::Path;
 use std::process::Command;
 
 fn main() {
-    for cfg in ["berth_as_root", "berth_has_zsh", "berth_has_fish"] {
+    for cfg in [
+        "berth_as_root",
+        "berth_has_zsh",
+        "berth_has_fish",
+        "berth_has_python_mcp",
+    ] {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
     }
     println!("cargo::rerun-if-env-changed=PATH");
+    println!("cargo::rerun-if-env-changed=BERTH_TEST_PYTHON");
     // Those tests run Unix programs; a Windows build (even on a Unix host,
     // run under Wine) has none of them.
     if std::env::var_os("CARGO_CFG_UNIX").is_none() {
@@ -38,4 +47,24 @@ fn main() {
             println!("cargo::rustc-cfg={cfg}");
         }
     }
+    if let Some(python) = python_with_mcp() {
+        println!("cargo::rerun-if-changed={python}");
+        println!("cargo::rustc-cfg=berth_has_python_mcp");
+        println!("cargo::rustc-env=BERTH_TEST_PYTHON_BIN={python}");
+    }
+}
+
+/// A Python whose `mcp` package is 2.3 or newer (both protocol eras), as an absolute path.
+fn python_with_mcp() -> Option<String> {
+    let candidate = std::env::var("BERTH_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let out = Command::new(&candidate)
+        .args([
+            "-c",
+            "import sys, importlib.metadata as m; v = m.version('mcp').split('.'); \
+             ok = (int(v[0]), int(v[1])) >= (2, 3); print(sys.executable if ok else '')",
+        ])
+        .output()
+        .ok()?;
+    let exe = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && !exe.is_empty()).then_some(exe)
 }

@@ -12,6 +12,8 @@ mod install;
 mod output;
 mod parse;
 mod placeholders;
+#[cfg(test)]
+mod reference;
 mod relay;
 
 use std::ffi::OsString;

@@ -107,9 +107,19 @@ pub fn replace(dir: &Dir, name: &OsStr, bytes: &[u8]) -> io::Result<()> {
 /// Creates a new temporary file beside `name`, skipping any name already
 /// taken (by a crashed writer, or by a link someone planted there).
 fn create_temp(dir: &Dir, name: &OsStr, mode: u32) -> io::Result<(OsString, cap_std::fs::File)> {
+    create_temp_named(dir, name, mode, &mut temp_name)
+}
+
+/// [`create_temp`] with the names to try given (tests give names they planted links at).
+fn create_temp_named(
+    dir: &Dir,
+    name: &OsStr,
+    mode: u32,
+    names: &mut dyn FnMut(&OsStr) -> OsString,
+) -> io::Result<(OsString, cap_std::fs::File)> {
     let mut last = None;
     for _ in 0..ATTEMPTS {
-        let tmp = temp_name(name);
+        let tmp = names(name);
         let mut options = OpenOptions::new();
         options.write(true).create_new(true);
         #[cfg(unix)]
@@ -256,27 +266,55 @@ mod tests {
         assert_eq!(std::fs::metadata(&p).unwrap().mode() & 0o777, 0o600);
     }
 
-    /// Links planted at the temporary names this process uses next, and one
-    /// at the target itself: none is written through, and the file is written.
+    /// A link planted at the target itself is replaced, never written through.
     #[test]
     #[cfg(unix)]
-    fn a_planted_link_is_never_written_through() {
+    fn a_link_at_the_target_is_replaced_not_written_through() {
         let t = tempfile::tempdir().unwrap();
         let victim = t.path().join("victim");
         std::fs::write(&victim, "precious").unwrap();
-        let dir = t.path().join("d");
-        std::fs::create_dir(&dir).unwrap();
-        let next = COUNTER.load(Ordering::Relaxed);
-        for n in next..next + 8 {
-            let planted = dir.join(format!(".f.json{MARK}{}-{n}", std::process::id()));
-            std::os::unix::fs::symlink(&victim, planted).unwrap();
-        }
-        let target = dir.join("f.json");
+        let target = t.path().join("f.json");
         std::os::unix::fs::symlink(&victim, &target).unwrap();
         write_atomic(&target, b"new").unwrap();
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
         assert!(!std::fs::symlink_metadata(&target).unwrap().is_symlink());
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+    }
+
+    /// Links planted at the first temporary names a write tries: each is skipped, none is
+    /// written through, and the first free name is used. The names are the test's own, so no
+    /// other test can move them.
+    #[test]
+    #[cfg(unix)]
+    fn a_link_planted_at_a_temporary_name_is_skipped_never_written_through() {
+        let t = tempfile::tempdir().unwrap();
+        let victim = t.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let d = t.path().join("d");
+        std::fs::create_dir(&d).unwrap();
+        let tried = std::cell::Cell::new(0);
+        let mut names = |name: &OsStr| {
+            tried.set(tried.get() + 1);
+            let mut n = OsString::from(".");
+            n.push(name);
+            n.push(format!("{MARK}1-{}", tried.get()));
+            n
+        };
+        for n in 1..=8 {
+            let planted = d.join(format!(".f.json{MARK}1-{n}"));
+            std::os::unix::fs::symlink(&victim, planted).unwrap();
+        }
+        let (tmp, mut f) = create_temp_named(&open(&d), OsStr::new("f.json"), 0o600, &mut names)
+            .expect("a free name after the planted ones");
+        f.write_all(b"new").unwrap();
+        assert_eq!(
+            tried.get(),
+            9,
+            "the eight planted names were each met and skipped"
+        );
+        assert_eq!(tmp, OsString::from(format!(".f.json{MARK}1-9")));
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(std::fs::read_to_string(d.join(&tmp)).unwrap(), "new");
     }
 
     /// The rename fails after the folder was moved and a link put in its place: the temporary

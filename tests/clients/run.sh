@@ -96,6 +96,17 @@ hook_log_length() {
     if [ -f "$HOOK_LOG" ]; then wc -l <"$HOOK_LOG"; else echo 0; fi
 }
 
+# The daemon's log: its length, and whether a line since line $1 holds $2.
+daemon_log_length() {
+    if [ -f "$DAEMON_LOG" ]; then wc -l <"$DAEMON_LOG"; else echo 0; fi
+}
+daemon_logged_since() {
+    tail -n "+$(($1 + 1))" "$DAEMON_LOG" 2>/dev/null | grep -qF "$2"
+}
+
+# What the daemon logs when a session's question goes to the client's form.
+FORM_LINE="the session's question goes to the client's form"
+
 # Checks one turn: $1 label, $2 client name in the hook log, $3 hook log
 # length before the turn, $4 the turn's files, $5 the command's status, $6
 # what the notice check demands: `result` (in the device_context result),
@@ -173,6 +184,7 @@ unset CODEX_HOME CLAUDE_CONFIG_DIR COPILOT_HOME ANTHROPIC_API_KEY ANTHROPIC_BASE
 unset OPENAI_API_KEY OPENAI_BASE_URL GITHUB_TOKEN GH_TOKEN COPILOT_GITHUB_TOKEN
 export PATH="$BIN:$PREFIX/node_modules/.bin:$PATH"
 HOOK_LOG="$XDG_STATE_HOME/berth/berth-hook.log"
+DAEMON_LOG="$XDG_STATE_HOME/berth/berthd.log"
 
 # A project whose file proposes a workspace this device never approved: the
 # situation in which a session must ask the user once.
@@ -259,6 +271,7 @@ check_turn "claude-code" claude-code "$before" "$T/hooks" $? once
 # Without hooks (an MCP-only registration, or hooks that failed): the tool
 # result is the only way the notice reaches the model.
 mkdir -p "$T/nohooks"
+logged=$(daemon_log_length)
 claude_turn "$T/nohooks" --settings '{"disableAllHooks": true}'
 rc=$?
 saw=$(python3 "$FAKE_MODEL" saw "$T/nohooks/model" "$NOTICE")
@@ -267,6 +280,68 @@ if [ "$rc" -eq 0 ] && [ "$(head -1 <<<"$saw" | cut -d' ' -f1)" = result ]; then
 else
     fail "claude-code without hooks: the device_context result the model got holds the notice" \
         "exit $rc; it got: $(sed -n 2p <<<"$saw")"
+fi
+# Claude Code declares forms, so berth asked in one first; \`claude -p\` cancels it.
+if daemon_logged_since "$logged" "$FORM_LINE"; then
+    ok "claude-code without hooks: the question went to Claude Code's form first (-p cancels it)"
+else
+    fail "claude-code without hooks: the question went to Claude Code's form first" \
+        "no \"$FORM_LINE\" in $DAEMON_LOG"
+fi
+
+# The form, answered by the person: Claude Code's Elicitation hook plays them
+# (answer_form.py), in a project nothing assigns. berth's own hooks are left
+# out (--setting-sources project), since with them the session-start hook asks
+# first and no form is shown; the registration is the installed one.
+FORM_PROJECT="$HOME/form-project"
+mkdir -p "$FORM_PROJECT" "$T/form"
+git -C "$FORM_PROJECT" init -q || die "git init failed"
+berth workspace create work >/dev/null 2>&1 || die "berth workspace create work failed"
+elicitation_settings() {
+    python3 -c 'import json, sys; print(json.dumps({"hooks": {"Elicitation": [{"matcher": "berth", "hooks": [{"type": "command", "command": "python3 %s %s work" % (sys.argv[1], sys.argv[2])}]}]}}))' \
+        "$ROOT/tests/clients/answer_form.py" "$1"
+}
+(cd "$FORM_PROJECT" && claude_turn "$T/form" --setting-sources project \
+    --mcp-config "$HOME/.claude.json" --settings "$(elicitation_settings "$T/form/asked.json")")
+rc=$?
+if [ "$rc" -eq 0 ] && python3 - "$T/form/asked.json" "$FORM_PROJECT" >"$T/form/check" 2>&1 <<'EOF'
+import json, sys
+asked = json.load(open(sys.argv[1]))
+offered = asked["requested_schema"]["properties"]["workspace"]["enum"]
+assert asked["mcp_server_name"] == "berth", asked
+assert asked["message"] == f"Which workspace should {sys.argv[2]} use?", asked["message"]
+assert {"default", "work", "a new workspace", "not now"} <= set(offered), offered
+EOF
+then
+    ok "claude-code: berth's question reaches Claude Code's form, offering the device's workspaces"
+else
+    fail "claude-code: berth's question reaches Claude Code's form" \
+        "exit $rc; $(cat "$T/form/check" "$T/form/asked.json" 2>/dev/null | tail -c 300)"
+fi
+result=$(python3 "$FAKE_MODEL" saw "$T/form/model" '"workspace":"work"' | sed -n 2p)
+if grep -q '"workspace": *"work"' "$FORM_PROJECT/.berth/workspace.json" 2>/dev/null &&
+    grep -q '"reason":"project-file"' <<<"$result" &&
+    (cd "$FORM_PROJECT" && berth resolve --json) | grep -q '"workspace": *"work"'; then
+    ok "claude-code: the form's answer is used: the project file written, the first result in that workspace"
+else
+    fail "claude-code: the form's answer is used" \
+        "file: $(cat "$FORM_PROJECT/.berth/workspace.json" 2>&1 | tr -d '\n'); result: ${result:0:200}"
+fi
+
+# With berth's hooks as installed and the same Elicitation hook, in another
+# project: the session-start hook asks, so no form is shown and the result does
+# not ask again.
+HOOKED_PROJECT="$HOME/hooked-project"
+mkdir -p "$HOOKED_PROJECT" "$T/hooked"
+git -C "$HOOKED_PROJECT" init -q || die "git init failed"
+(cd "$HOOKED_PROJECT" && claude_turn "$T/hooked" --settings "$(elicitation_settings "$T/hooked/asked.json")")
+rc=$?
+saw=$(python3 "$FAKE_MODEL" saw "$T/hooked/model" "$NOTICE")
+if [ "$rc" -eq 0 ] && [ ! -e "$T/hooked/asked.json" ] && [ "$(head -1 <<<"$saw")" = "called elsewhere" ]; then
+    ok "claude-code with berth's hooks: the session-start hook asked once, and no form was shown"
+else
+    fail "claude-code with berth's hooks: asked once, no form" \
+        "exit $rc; form shown: $([ -e "$T/hooked/asked.json" ] && echo yes || echo no); $(head -1 <<<"$saw")"
 fi
 
 # --- Codex ----------------------------------------------------------------------
@@ -293,6 +368,30 @@ stop_model
 # through the Codex process that started both, so the hook asks and the tool
 # result does not ask again.
 check_turn "codex" codex "$before" "$T/turn" "$rc" once
+
+# Without berth's hooks (a CODEX_HOME holding only the MCP registration):
+# Codex declares forms, so berth asks in one; \`codex exec\` declines it, and
+# the result carries the notice instead.
+CODEX_FORM_PROJECT="$HOME/codex-form-project"
+mkdir -p "$CODEX_FORM_PROJECT" "$T/form/model" "$T/form/home"
+git -C "$CODEX_FORM_PROJECT" init -q || die "git init failed"
+cp "$HOME/.codex/config.toml" "$T/form/home/"
+logged=$(daemon_log_length)
+start_model "$T/form/model"
+(cd "$CODEX_FORM_PROJECT" && CODEX_HOME="$T/form/home" bounded "$T/form/turn" codex exec \
+    --skip-git-repo-check -c model_provider=fake \
+    -c "model_providers.fake={name=\"fake\",base_url=\"$MODEL_URL/v1\",wire_api=\"responses\"}" \
+    -c approval_policy=never -m fake-model "$PROMPT")
+rc=$?
+stop_model
+saw=$(python3 "$FAKE_MODEL" saw "$T/form/model" "$NOTICE")
+if [ "$rc" -eq 0 ] && daemon_logged_since "$logged" "$FORM_LINE" &&
+    [ "$(head -1 <<<"$saw" | cut -d' ' -f1)" = result ] && [ ! -e "$CODEX_FORM_PROJECT/.berth" ]; then
+    ok "codex without hooks: asked in a form, which codex exec declines; the result holds the notice, nothing written"
+else
+    fail "codex without hooks: the form declined, then the notice" \
+        "exit $rc; form: $(daemon_logged_since "$logged" "$FORM_LINE" && echo asked || echo never); $(head -1 <<<"$saw")"
+fi
 
 # --- Copilot CLI ------------------------------------------------------------------
 

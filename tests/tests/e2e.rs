@@ -59,6 +59,10 @@ mod path;
 // `explain`: the walk drawn for a person.
 #[path = "e2e/explain.rs"]
 mod explain;
+// Whole outputs a person reads (explain, resolve, sessions, doctor, errors, --help) as snapshots.
+#[cfg(unix)]
+#[path = "e2e/outputs.rs"]
+mod outputs;
 // Project files: the bad-file corpus and cloned repositories that only propose (docs/reference.md,
 // "Roots, the walk and project files").
 #[path = "e2e/project_files.rs"]
@@ -138,6 +142,11 @@ mod scratch_context;
 // client process and folder.
 #[path = "e2e/ask_once.rs"]
 mod ask_once;
+// The question in the client's own form, asked of a client on the official Python MCP SDK, in both
+// protocol eras.
+#[cfg(unix)]
+#[path = "e2e/elicit_python.rs"]
+mod elicit_python;
 // `berth exec`: the answer in a wrapped command's environment and arguments; failures run nothing.
 #[path = "e2e/exec.rs"]
 mod exec;

@@ -146,6 +146,11 @@ impl Pool {
         self.closed.send_replace(true);
     }
 
+    /// The calls running now, stuck ones included.
+    pub fn running(&self) -> usize {
+        *self.running.borrow()
+    }
+
     /// Waits until no call runs, or `grace` passes; `true` when none runs.
     pub async fn drain(&self, grace: Duration) -> bool {
         let mut rx = self.running.subscribe();
@@ -262,6 +267,7 @@ mod tests {
         let slow = pool
             .run(Lane::Requests, || {
                 assert!(may_commit());
+                // Pacing, not waiting: the work outlasts its deadline after it committed.
                 std::thread::sleep(SHORT * 2);
                 Ok("done")
             })
@@ -274,18 +280,29 @@ mod tests {
     async fn once_stopping_new_calls_are_refused_and_drain_waits_for_running_ones() {
         let pool = Arc::new(Pool::new(2, 2, Duration::from_secs(5)));
         let p = pool.clone();
+        let (started, on_start) = mpsc::channel();
+        let (go, wait) = mpsc::channel::<()>();
         let running = tokio::spawn(async move {
-            p.run(Lane::Requests, || {
-                std::thread::sleep(SHORT);
+            p.run(Lane::Requests, move || {
+                started.send(()).unwrap();
+                let _ = wait.recv();
                 Ok(())
             })
             .await
         });
-        tokio::time::sleep(SHORT / 4).await;
+        on_start.recv().unwrap();
         pool.stop_taking_work();
         let err = pool.run(Lane::Requests, || Ok(())).await.unwrap_err();
         assert_eq!(err.code, Code::ShuttingDown, "{err}");
+        assert_eq!(pool.running(), 1);
+        // The call cannot end before it is let go, so the drain must see it running.
+        assert!(
+            !pool.drain(SHORT / 4).await,
+            "drain did not wait for the call"
+        );
+        go.send(()).unwrap();
         assert!(pool.drain(Duration::from_secs(5)).await);
+        assert_eq!(pool.running(), 0);
         running.await.unwrap().unwrap();
     }
 
@@ -295,15 +312,17 @@ mod tests {
         let (tx, rx) = mpsc::channel();
         let (go, wait) = mpsc::channel::<()>();
         let p = pool.clone();
+        let (started, on_start) = mpsc::channel();
         let stuck = tokio::spawn(async move {
             p.run(Lane::Requests, move || {
+                started.send(()).unwrap();
                 let _ = wait.recv();
                 tx.send(may_commit()).unwrap();
                 Ok(())
             })
             .await
         });
-        tokio::time::sleep(SHORT / 4).await;
+        on_start.recv().unwrap();
         pool.stop_taking_work();
         assert!(!pool.drain(SHORT / 4).await, "the stuck call still runs");
         pool.close();

@@ -438,15 +438,17 @@ mod tests {
         let t = table(10);
         let (_, old, _) = t.register();
         let (_, fresh, _) = t.register();
-        std::thread::sleep(Duration::from_millis(20));
-        fresh.last_read.store(t.now_ms(), Ordering::Relaxed);
+        // The table's clock, a second on: `old` last read at its start, `fresh` just now.
         let t = Table {
             limits: Limits {
                 idle_timeout: Duration::from_millis(10),
                 ..t.limits
             },
+            epoch: t.epoch.checked_sub(Duration::from_secs(1)).unwrap(),
             ..t
         };
+        old.last_read.store(0, Ordering::Relaxed);
+        fresh.last_read.store(t.now_ms(), Ordering::Relaxed);
         assert_eq!(t.close_idle(), 1);
         assert!(old.close.is_cancelled());
         assert!(!fresh.close.is_cancelled());

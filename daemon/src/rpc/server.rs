@@ -569,6 +569,7 @@ impl pb::berth_server::Berth for Service {
             protocol: PROTOCOL,
             cache_entries: d.fs().stats().entries as u64,
             watches: d.fs().stats().watches as u64,
+            calls_running: d.pool().running() as u64,
         }))
     }
 

@@ -33,6 +33,24 @@ fn mkfifo(path: &Path) {
     );
 }
 
+/// Waits until at least `n` calls run on the daemon's threads (`daemon status` counts them),
+/// so a test knows its calls are in flight, not just sent.
+fn until_running(env: &TestEnv, n: u64) {
+    let seen = berth_tests::wait_until(Duration::from_secs(20), || {
+        let running = env.json(["daemon", "status"])["calls_running"]
+            .as_u64()
+            .unwrap_or(0);
+        if running >= n {
+            Ok(running)
+        } else {
+            Err(running)
+        }
+    });
+    if let Err(running) = seen {
+        panic!("{running} calls ran on the daemon's threads, not the {n} sent");
+    }
+}
+
 /// Whether `pid` is gone, or about to be. An exiting process closes its
 /// files (so its lock comes free) a moment before the kernel marks it a
 /// zombie; a process that lives on is still there after this.
@@ -229,7 +247,7 @@ fn after_stop_is_answered_no_write_commits_and_status_sees_the_process_until_it_
     })
     .collect();
     // Both are in flight: one waits on SQLite, the other behind it.
-    std::thread::sleep(Duration::from_millis(300));
+    until_running(&env, 2);
     let stopping = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
     let watcher = {
         let (env, stopping) = (env.clone(), stopping.clone());
@@ -268,9 +286,9 @@ fn after_stop_is_answered_no_write_commits_and_status_sees_the_process_until_it_
             out.stdout()
         );
     }
-    // Let go of the lock: nothing the stopped daemon was asked may land now.
+    // Let go of the lock: nothing the stopped daemon was asked may land now. It is gone (seen
+    // above), so what the store holds now is final: no writer is left to land later.
     holder.execute_batch("COMMIT").unwrap();
-    std::thread::sleep(Duration::from_millis(300));
     let names: Vec<String> = holder
         .prepare("SELECT name FROM workspaces ORDER BY name")
         .unwrap()
@@ -319,7 +337,8 @@ fn with_calls_stuck_on_the_database_status_and_resolve_still_answer_at_once() {
             env.run_berth(["setting", "get", "hooks.stop_timeout_secs"])
         }));
     }
-    std::thread::sleep(Duration::from_millis(300));
+    // The two writes at least: whether the reads wait too depends on where they queue.
+    until_running(&env, 2);
     // Far below the 5 s a stuck write waits on SQLite; far above a CLI call.
     let bound = Duration::from_secs(2);
     let started = Instant::now();

@@ -53,6 +53,7 @@ pub fn status_json(
             "protocol": s.protocol,
             "cache_entries": s.cache_entries,
             "watches": s.watches,
+            "calls_running": s.calls_running,
             "fallback": fallback,
         }),
         None => serde_json::json!({
