@@ -1,7 +1,9 @@
 //! `berth-hook pre-tool`: the native-tool guard (docs/reference.md, "The native-tool guard").
 //! It reads the client's pre-tool payload, takes the files a write tool would touch
-//! ([`berth_hook::tool_call`]), asks berthd whether any lies in another workspace's folders,
-//! and prints the client's decision. It fails open: whatever goes wrong (no daemon, a daemon
+//! ([`berth_hook::tool_call`]), follows each through its links to where the write lands
+//! (so that berthd can answer from memory, docs/decisions/0052-the-guard-answers-from-memory.md),
+//! asks berthd whether any lies in another workspace's folders, and prints the client's
+//! decision. It fails open: whatever goes wrong (no daemon, a daemon
 //! not verified as the user's, a payload it cannot read, a patch that does not parse) is
 //! logged, and the call is allowed with nothing on stdout.
 //!
