@@ -10,7 +10,7 @@ use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::writer::MakeWriterExt;
 
 /// The log file's name in the state folder.
-pub const LOG_FILE: &str = "berth-hook.log";
+pub const LOG_FILE: &str = berth_proto::logfile::HOOK_LOG;
 
 /// Installs the global subscriber. Failing to open the log file is not an
 /// error a hook may report: it then logs to stderr under `BERTH_LOG` only.

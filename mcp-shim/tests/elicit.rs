@@ -4,6 +4,8 @@
 //!
 //! Needs the workspace binaries (`berth`, `berthd`): `cargo build --workspace --bins` first.
 
+// Tests write files freely (clippy.toml's bans are for product code).
+#![allow(clippy::disallowed_methods)]
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -431,7 +431,8 @@ fn named_by_user(env: &EnvCtx, e: ClientError) -> ClientError {
     match e {
         ClientError::Untrusted(mut u) if env.berth_socket.is_some() => {
             u.next = format!(
-                "BERTH_SOCKET names this socket, so berth uses no other. {}",
+                "{} names this socket, so berth uses no other. {}",
+                paths::BERTH_SOCKET,
                 u.next
             );
             ClientError::Untrusted(u)

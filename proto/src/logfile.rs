@@ -12,6 +12,9 @@ use std::path::Path;
 /// The daemon's log file, in the state folder (`paths::state_dir`); `berth doctor` names it.
 pub const DAEMON_LOG: &str = "berthd.log";
 
+/// `berth-hook`'s log file, in the state folder.
+pub const HOOK_LOG: &str = "berth-hook.log";
+
 /// Opens `dir/name` for appending, creating the folder (0700) and the file
 /// (0600) as needed and narrowing either when others may read it. Refuses,
 /// naming it, a folder that fails [`crate::ownership::check_state_folder`]
@@ -51,6 +54,8 @@ pub fn open_private(dir: &Path, name: &str) -> io::Result<File> {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
     }
     let path = dir.join(name);
+    // A log is appended to, never replaced.
+    #[allow(clippy::disallowed_methods)]
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -80,6 +85,8 @@ pub fn open_private(dir: &Path, name: &str) -> io::Result<File> {
 /// Opens `dir/name` for appending, creating the folder as needed (the
 /// platform's own access rules apply).
 #[cfg(not(unix))]
+// A log is appended to, never replaced.
+#[allow(clippy::disallowed_methods)]
 pub fn open_private(dir: &Path, name: &str) -> io::Result<File> {
     std::fs::create_dir_all(dir)?;
     std::fs::OpenOptions::new()

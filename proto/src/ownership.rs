@@ -55,8 +55,8 @@ impl Role {
     /// The variable that points berth elsewhere.
     fn variable(self) -> &'static str {
         match self {
-            Role::StateFolder => "XDG_STATE_HOME",
-            _ => "BERTH_DATA_DIR",
+            Role::StateFolder => paths::XDG_STATE_HOME,
+            _ => paths::BERTH_DATA_DIR,
         }
     }
 
@@ -145,7 +145,10 @@ fn check_files_in(real: &Path, dir: &Path, uid: Uid) -> Result<(), NotOurs> {
         role: Role::DataFolder,
         path: dir.to_path_buf(),
         problem: format!("{real:?} cannot be inspected ({e})"),
-        fix: "Check it, or set BERTH_DATA_DIR to a folder of your own".into(),
+        fix: format!(
+            "Check it, or set {} to a folder of your own",
+            paths::BERTH_DATA_DIR
+        ),
     })?;
     for (file, role) in data_files(dir) {
         let name = Path::new(file.file_name().unwrap_or_default());

@@ -60,15 +60,30 @@ pub struct EnvCtx {
     pub uid: Uid,
 }
 
+/// The socket, as the user gives it. Each variable is spelled only here (a tidy test checks it):
+/// messages that name one format it in.
+pub const BERTH_SOCKET: &str = "BERTH_SOCKET";
+/// The data folder, as the user gives it.
+pub const BERTH_DATA_DIR: &str = "BERTH_DATA_DIR";
+/// The runtime folder the socket's folder is made in.
+pub const XDG_RUNTIME_DIR: &str = "XDG_RUNTIME_DIR";
+/// The folder the data folder is made in.
+pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
+/// The folder the state folder (the logs) is made in.
+pub const XDG_STATE_HOME: &str = "XDG_STATE_HOME";
+/// Where clients keep their configs under XDG: not one of berth's locations, but `berth
+/// install` reads it to find them, and Codex is told to forward it.
+pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
+
 /// The variables that decide where the socket and berth's folders are, besides the home: every
 /// berth program reads them here, and a client that starts servers with a stripped environment
 /// (Codex) is told to forward each of them.
 pub const LOCATION_VARIABLES: [&str; 5] = [
-    "BERTH_SOCKET",
-    "BERTH_DATA_DIR",
-    "XDG_RUNTIME_DIR",
-    "XDG_DATA_HOME",
-    "XDG_STATE_HOME",
+    BERTH_SOCKET,
+    BERTH_DATA_DIR,
+    XDG_RUNTIME_DIR,
+    XDG_DATA_HOME,
+    XDG_STATE_HOME,
 ];
 
 fn non_empty(v: Option<OsString>) -> Option<OsString> {

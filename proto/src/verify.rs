@@ -22,7 +22,7 @@ use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use crate::paths::Uid;
+use crate::paths::{BERTH_SOCKET, Uid};
 use crate::transport::LocalStream;
 
 /// Why a socket is not trusted: names the path, who owns it and what to do.
@@ -52,7 +52,9 @@ pub enum DialError {
 
 /// What to do instead, said after each refusal.
 #[cfg(unix)]
-const ELSEWHERE: &str = "or set BERTH_SOCKET to a socket in a folder only you own";
+fn elsewhere() -> String {
+    format!("or set {BERTH_SOCKET} to a socket in a folder only you own")
+}
 
 /// Checks the socket's folder without looking inside it: ours, no symlink,
 /// not writable by group or others. `Ok(false)` when it does not exist yet.
@@ -66,7 +68,7 @@ pub fn check_folder(socket: &Path, uid: Uid) -> Result<bool, Untrusted> {
         problem,
         next,
     };
-    let elsewhere = ELSEWHERE;
+    let elsewhere = elsewhere();
     let dir_meta = match std::fs::symlink_metadata(dir) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
@@ -126,7 +128,7 @@ pub fn check_path(socket: &Path, uid: Uid) -> Result<bool, Untrusted> {
         problem,
         next,
     };
-    let elsewhere = ELSEWHERE;
+    let elsewhere = elsewhere();
     let meta = match std::fs::symlink_metadata(socket) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
@@ -176,12 +178,13 @@ pub async fn dial(socket: &Path, uid: Uid) -> Result<LocalStream, DialError> {
             problem: format!(
                 "the process listening on it runs as uid {peer}, not as you (uid {uid})"
             ),
-            next: "Find it with `ss -xlp` and stop it, or set BERTH_SOCKET to a socket in a folder only you own".into(),
+            next: format!("Find it with `ss -xlp` and stop it, {}", elsewhere()),
         })),
         Ok(None) | Err(_) => Err(DialError::Untrusted(Untrusted {
             socket: socket.to_path_buf(),
             problem: "this system does not tell who listens on it".into(),
-            next: "berth needs peer credentials (SO_PEERCRED or getpeereid) to trust a socket".into(),
+            next: "berth needs peer credentials (SO_PEERCRED or getpeereid) to trust a socket"
+                .into(),
         })),
     }
 }
@@ -200,7 +203,9 @@ pub async fn dial(socket: &Path, uid: Uid) -> Result<LocalStream, DialError> {
         DialError::Untrusted(Untrusted {
             socket: socket.to_path_buf(),
             problem,
-            next: "Find the process that holds this pipe (Sysinternals `handle` or `pipelist`) and stop it, or set BERTH_SOCKET to another pipe name".into(),
+            next: format!(
+                "Find the process that holds this pipe (Sysinternals `handle` or `pipelist`) and stop it, or set {BERTH_SOCKET} to another pipe name"
+            ),
         })
     };
     let server = stream.peer_pid().map_err(|e| {

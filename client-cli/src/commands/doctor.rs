@@ -105,8 +105,14 @@ pub async fn cmd_doctor(ctx: &mut Ctx, _: DoctorArgs) -> Result<(), CliError> {
         }
         None => checks.push(problem(
             "data folder",
-            "no data folder can be derived: neither BERTH_DATA_DIR nor HOME is set",
-            "set HOME (or BERTH_DATA_DIR) and run berth doctor again",
+            format!(
+                "no data folder can be derived: neither {} nor HOME is set",
+                paths::BERTH_DATA_DIR
+            ),
+            format!(
+                "set HOME (or {}) and run berth doctor again",
+                paths::BERTH_DATA_DIR
+            ),
         )),
     }
     let diagnosis = daemon.as_ref().and_then(|d| d.diagnosis.as_ref());
@@ -203,7 +209,9 @@ async fn daemon_checks(env: &EnvCtx, checks: &mut Vec<Check>) -> Option<Daemon> 
                 ours.map(|d| d.display().to_string()).unwrap_or_default()
             ),
             format!(
-                "give this registry its own socket with BERTH_SOCKET, or set BERTH_DATA_DIR={}",
+                "give this registry its own socket with {}, or set {}={}",
+                paths::BERTH_SOCKET,
+                paths::BERTH_DATA_DIR,
                 status.data_dir
             ),
         )
@@ -260,10 +268,10 @@ fn daemon_fix(e: &ClientError) -> String {
         ClientError::DaemonNotFound => {
             "install berthd beside berth or on PATH, or set BERTH_DAEMON".into()
         }
-        ClientError::Untrusted(_) => {
-            "remove what is at that socket path, or point BERTH_SOCKET at a folder of your own"
-                .into()
-        }
+        ClientError::Untrusted(_) => format!(
+            "remove what is at that socket path, or point {} at a folder of your own",
+            paths::BERTH_SOCKET
+        ),
         _ => "berth daemon start, then see the log (berth doctor names it)".into(),
     }
 }
@@ -755,7 +763,8 @@ fn environment_check(reg: &audit::Registration, name: &str, ours: &Path) -> Chec
             name,
             format!("with {}, berth-mcp finds no data folder", inherits.words()),
             format!(
-                "add BERTH_DATA_DIR={} to the env of berth's entry in {}",
+                "add {}={} to the env of berth's entry in {}",
+                paths::BERTH_DATA_DIR,
                 ours.display(),
                 spec.path.display()
             ),
@@ -773,7 +782,8 @@ fn environment_check(reg: &audit::Registration, name: &str, ours: &Path) -> Chec
         let fix = match inherits {
             Inherits::Stripped => format!("berth install {}", reg.client.name()),
             _ => format!(
-                "add \"env\": {{\"BERTH_DATA_DIR\": \"{}\"}} to berth's entry in {}",
+                "add \"env\": {{\"{}\": \"{}\"}} to berth's entry in {}",
+                paths::BERTH_DATA_DIR,
                 ours.display(),
                 spec.path.display()
             ),

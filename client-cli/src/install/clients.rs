@@ -27,7 +27,7 @@ pub fn codex_forwarded_env() -> Vec<&'static str> {
     .into_iter()
     .chain(["BERTH_DAEMON", "BERTH_LOG"])
     .chain(xdg)
-    .chain(["XDG_CONFIG_HOME"])
+    .chain([berth_proto::paths::XDG_CONFIG_HOME])
     .collect()
 }
 

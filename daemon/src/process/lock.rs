@@ -25,6 +25,8 @@ impl InstanceLock {
     /// `berth daemon stop --force` and for error messages.
     pub fn try_acquire(path: &Path) -> io::Result<Option<InstanceLock>> {
         let mut options = std::fs::OpenOptions::new();
+        // A lock file: its holder's pid is written into it in place; nothing replaces it.
+        #[allow(clippy::disallowed_methods)]
         options.read(true).write(true).create(true).truncate(false);
         // std opens with O_CLOEXEC already; a hook's stop command inherits nothing.
         #[cfg(unix)]

@@ -15,7 +15,7 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
-use berth_proto::paths::{MAX_SOCKET_PATH, Uid};
+use berth_proto::paths::{BERTH_SOCKET, MAX_SOCKET_PATH, Uid};
 use berth_proto::record;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
@@ -45,7 +45,7 @@ pub(crate) fn make(derived: &Path, uid: Uid) -> io::Result<PathBuf> {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!(
-                    "{socket:?} would be longer than the {MAX_SOCKET_PATH} bytes a socket path may have; set BERTH_SOCKET"
+                    "{socket:?} would be longer than the {MAX_SOCKET_PATH} bytes a socket path may have; set {BERTH_SOCKET}"
                 ),
             ));
         }

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use berth_proto::codes::Code;
+use berth_proto::paths::{BERTH_DATA_DIR, BERTH_SOCKET};
 use berth_proto::pb::{self, berth_server::BerthServer};
 use berth_proto::{CLIENT_VERSION_HEADER, PROTOCOL};
 use tonic::service::interceptor::InterceptedService;
@@ -99,9 +100,9 @@ impl ServedDataDir {
             return Ok(());
         };
         let Some(theirs) = berth_proto::paths::path_from_wire(&bytes) else {
-            return Err(Code::OtherDataDir.status(
-                "the client's data folder is not a path this system can name; set BERTH_DATA_DIR to a folder whose name is valid Unicode",
-            ));
+            return Err(Code::OtherDataDir.status(format!(
+                "the client's data folder is not a path this system can name; set {BERTH_DATA_DIR} to a folder whose name is valid Unicode",
+            )));
         };
         let theirs = theirs.as_path();
         if theirs == self.path || self.canonical.as_deref() == Some(theirs) {
@@ -109,8 +110,8 @@ impl ServedDataDir {
         }
         Err(Code::OtherDataDir.status(format!(
             "the berthd on {:?} (pid {}) serves the data folder {:?}, not this client's {theirs:?}; \
-             one socket cannot serve two registries: give this one its own socket with BERTH_SOCKET, \
-             or set BERTH_DATA_DIR={} to use that registry",
+             one socket cannot serve two registries: give this one its own socket with {BERTH_SOCKET}, \
+             or set {BERTH_DATA_DIR}={} to use that registry",
             self.socket,
             std::process::id(),
             self.path,

@@ -132,7 +132,8 @@ impl BoundSocket {
                 Err(io_err(io::Error::new(
                     e.kind(),
                     format!(
-                        "{e}; another process may hold this pipe name: find it (Sysinternals `handle` or `pipelist`), or set BERTH_SOCKET to another \\\\.\\pipe\\ name"
+                        "{e}; another process may hold this pipe name: find it (Sysinternals `handle` or `pipelist`), or set {} to another \\\\.\\pipe\\ name",
+                        berth_proto::paths::BERTH_SOCKET
                     ),
                 )))
             }
