@@ -1,18 +1,22 @@
 //! `berth-hook pre-tool`: the native-tool guard (docs/reference.md, "The native-tool guard").
 //! It reads the client's pre-tool payload, takes the files a write tool would touch
-//! ([`berth_hook::tool_call`]), asks berthd whether any lies in another workspace's folders,
-//! and prints the client's decision. It fails open: whatever goes wrong (no daemon, a daemon
+//! ([`berth_hook::tool_call`]), follows each through its links to where the write lands
+//! (so that berthd can answer from memory, docs/decisions/0052-the-guard-answers-from-memory.md),
+//! asks berthd whether any lies in another workspace's folders, and prints the client's
+//! decision. It fails open: whatever goes wrong (no daemon, a daemon
 //! not verified as the user's, a payload it cannot read, a patch that does not parse) is
 //! logged, and the call is allowed with nothing on stdout.
 //!
 //! It never starts berthd: it runs before every tool call, and a session-start hook or an MCP
 //! server has started the daemon of any session berth knows about.
 
+use std::path::Path;
 use std::time::Duration;
 
 use berth_hook::payload::{self, Client};
 use berth_hook::tool_call::{ToolCall, tool_call};
 use berth_proto::client::Connection;
+use berth_proto::landing::landing;
 use berth_proto::paths::EnvCtx;
 use berth_proto::pb;
 
@@ -111,6 +115,7 @@ pub fn run(forced: Option<Client>, env: &EnvCtx) -> String {
         client: client.name().to_string(),
         client_session_id: payload.session_id.clone(),
         tool: tool.clone(),
+        followed: followed(&cwd, &targets),
         targets,
     };
     let reply = match call(env, request) {
@@ -167,6 +172,29 @@ pub fn run(forced: Option<Client>, env: &EnvCtx) -> String {
         "a write into another workspace's folder"
     );
     output::pre_tool(client, verdict, &reply.reason, asks)
+}
+
+/// Each target followed through its links here, as the daemon would follow it, so that the
+/// daemon need not touch the disk (docs/decisions/0052-the-guard-answers-from-memory.md).
+/// Empty when a path is not text: the daemon then follows the targets itself.
+fn followed(cwd: &str, targets: &[String]) -> Vec<pb::FollowedTarget> {
+    let cwd = Path::new(cwd);
+    let mut out = Vec::with_capacity(targets.len());
+    for target in targets {
+        // An empty path is no target (the daemon skips it too).
+        let Some(l) = (!target.is_empty()).then(|| landing(cwd, target)).flatten() else {
+            out.push(pb::FollowedTarget::default());
+            continue;
+        };
+        match (
+            l.path.into_os_string().into_string(),
+            l.folder.into_os_string().into_string(),
+        ) {
+            (Ok(path), Ok(folder)) => out.push(pb::FollowedTarget { path, folder }),
+            _ => return Vec::new(),
+        }
+    }
+    out
 }
 
 /// One Guard RPC to a running berthd (none is started), within [`RPC_BUDGET`].

@@ -5,6 +5,8 @@
 //!   following no link.
 //! - [`careful_open`]: reading a file without following a link or waiting
 //!   on a FIFO.
+//! - [`landing`]: where a write tool's file lands, followed through links;
+//!   the pre-tool hook and the daemon's guard follow targets the same way.
 //! - [`paths`]: where the socket, data and logs live, derived in one place
 //!   for the daemon and every client alike.
 //! - [`record`]: where the one daemon of a data folder listens, written by
@@ -46,6 +48,7 @@ pub mod careful_open;
 pub mod client;
 pub mod codes;
 pub mod instance_lock;
+pub mod landing;
 pub mod logfile;
 pub mod ownership;
 pub mod paths;

@@ -16,17 +16,40 @@ use crate::ops::live::Sessions;
 use crate::ops::started_in::StartedIn;
 use crate::pool::Pool;
 use crate::store::{Store, StoreError};
+use berth_core::homeguard::GuardCtx;
 use berth_core::registry::Registry;
+use berth_proto::settings::Setting;
 
 /// How long calls under way may run once a stop starts; after it, nothing
 /// commits any more (docs/decisions/0015-stop-means-stopped.md).
 pub(crate) const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// What every request reads from memory, rebuilt from the store after each committed write.
+struct Snapshot {
+    registry: Arc<Registry>,
+    /// `guard.cross_workspace` in effect, so that the guard never reads the store for it.
+    guard: &'static str,
+}
+
+impl Snapshot {
+    fn read(store: &Store) -> Result<Self, StoreError> {
+        let registry = Arc::new(store.snapshot()?);
+        let guard = store.get_setting(Setting::GuardCrossWorkspace.key())?;
+        Ok(Self {
+            registry,
+            guard: Setting::GuardCrossWorkspace.choice(guard.as_deref()),
+        })
+    }
+}
+
 /// The daemon's state.
 pub struct Device {
     store: Store,
-    snapshot: RwLock<Arc<Registry>>,
+    snapshot: RwLock<Snapshot>,
     data_dir: PathBuf,
+    /// The data folder and the temporary folder canonical, read once at start: the guard's
+    /// homes are spelled with them, and it must not touch the disk for them.
+    start_ctx: GuardCtx,
     socket: PathBuf,
     /// The user's home directory, where every walk stops.
     home: Option<PathBuf>,
@@ -55,10 +78,16 @@ impl Device {
         home: Option<PathBuf>,
         version: String,
     ) -> Result<Device, StoreError> {
-        let snapshot = RwLock::new(Arc::new(store.snapshot()?));
+        let snapshot = RwLock::new(Snapshot::read(&store)?);
         // Compare canonical paths: a walk from /home/u/x must stop at the
         // home even when $HOME is spelled through a symlink.
         let home = home.map(|h| crate::canonical::canonicalize(&h).unwrap_or(h));
+        let canon = |p: PathBuf| crate::canonical::canonicalize(&p).unwrap_or(p);
+        let start_ctx = GuardCtx {
+            homes: home.iter().cloned().collect(),
+            temp_dir: canon(std::env::temp_dir()),
+            data_dir: canon(data_dir.clone()),
+        };
         // Read once, at start: changing these settings takes effect on the next daemon.
         let cache = LookupCache::new(CacheConfig::from_settings(|setting| {
             store.get_setting(setting.key()).ok().flatten()
@@ -67,6 +96,7 @@ impl Device {
             store,
             snapshot,
             data_dir,
+            start_ctx,
             socket,
             home,
             fs: cache,
@@ -135,14 +165,27 @@ impl Device {
         self.snapshot
             .read()
             .unwrap_or_else(|p| p.into_inner())
+            .registry
             .clone()
+    }
+
+    /// The registry snapshot and `guard.cross_workspace` in effect with it.
+    pub(crate) fn registry_and_guard(&self) -> (Arc<Registry>, &'static str) {
+        let s = self.snapshot.read().unwrap_or_else(|p| p.into_inner());
+        (s.registry.clone(), s.guard)
+    }
+
+    /// The guard's context read at start (the data folder and the temporary folder canonical).
+    pub(crate) fn start_guard_ctx(&self) -> &GuardCtx {
+        &self.start_ctx
     }
 
     /// Rebuilds the snapshot after a committed write.
     pub(crate) fn refresh(&self) -> Result<Arc<Registry>, BerthError> {
-        let fresh = Arc::new(self.store.snapshot()?);
-        *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = fresh.clone();
-        Ok(fresh)
+        let fresh = Snapshot::read(&self.store)?;
+        let registry = fresh.registry.clone();
+        *self.snapshot.write().unwrap_or_else(|p| p.into_inner()) = fresh;
+        Ok(registry)
     }
 
     /// Stops the daemon's work (docs/decisions/0015-stop-means-stopped.md):

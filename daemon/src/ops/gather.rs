@@ -208,7 +208,7 @@ impl Device {
 
 /// `path` as a plain absolute path (only the root and names: no `..`), with `.`, repeated and
 /// trailing slashes dropped, and no longer than a path may be; `None` otherwise.
-fn plain_absolute(path: PathBuf) -> Option<PathBuf> {
+pub(crate) fn plain_absolute(path: PathBuf) -> Option<PathBuf> {
     if !path.is_absolute() || path.as_os_str().len() > 4096 {
         return None;
     }

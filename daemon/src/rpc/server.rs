@@ -16,6 +16,7 @@ use tracing::instrument;
 
 use crate::ops::caller::Caller;
 use crate::ops::device::{Device, STOP_GRACE};
+use crate::ops::guard::{Followed, GuardCall};
 use crate::ops::live::Peer;
 use crate::ops::workspaces::WorkspaceView;
 use crate::pool::Lane;
@@ -221,6 +222,16 @@ fn workspace_info(v: WorkspaceView) -> pb::WorkspaceInfo {
         error: v.error.unwrap_or_default(),
         notes: v.notes,
         warnings: Vec::new(),
+    }
+}
+
+fn guard_call<'a>(r: &'a pb::GuardRequest, followed: &'a [Followed]) -> GuardCall<'a> {
+    GuardCall {
+        client: &r.client,
+        client_session_id: &r.client_session_id,
+        tool: &r.tool,
+        targets: &r.targets,
+        followed,
     }
 }
 
@@ -454,20 +465,32 @@ impl pb::berth_server::Berth for Service {
         let mut r = req.into_inner();
         tracing::Span::current().record("tool", r.tool.as_str());
         let caller = caller_of(r.caller.take())?;
-        // Each target is resolved on the disk, through its links: on the pool.
-        let done = self
-            .blocking(move |d| {
-                d.guard(
-                    &caller,
-                    &crate::ops::guard::GuardCall {
-                        client: &r.client,
-                        client_session_id: &r.client_session_id,
-                        tool: &r.tool,
-                        targets: &r.targets,
-                    },
-                )
+        let followed: Vec<Followed> = std::mem::take(&mut r.followed)
+            .into_iter()
+            .map(|f| Followed {
+                path: f.path.into(),
+                folder: f.folder.into(),
             })
-            .await?;
+            .collect();
+        // From memory when the cache vouches for the hook's following of every target
+        // (docs/decisions/0052-the-guard-answers-from-memory.md); else on the pool, where each
+        // target is followed on the disk.
+        let in_memory = self
+            .device
+            .pool()
+            .is_taking_work()
+            .then(|| {
+                self.device
+                    .guard_in_memory(&caller, &guard_call(&r, &followed))
+            })
+            .flatten();
+        let done = match in_memory {
+            Some(done) => done?,
+            None => {
+                self.blocking(move |d| d.guard(&caller, &guard_call(&r, &[])))
+                    .await?
+            }
+        };
         Ok(Response::new(pb::GuardReply {
             decision: done
                 .decision

@@ -569,3 +569,135 @@ fn judged_as_today_in_a_worktree(env: &TestEnv, wt: &Path) {
     );
     assert!(prompt(env, wt).contains('?'), "asked about");
 }
+
+/// `berth-hook pre-tool` with Claude Code's `Write` payload, from a session in `cwd`.
+fn claude_write(env: &TestEnv, cwd: &Path, file: &Path) -> String {
+    let payload = json!({
+        "session_id": "0b1c4e2a-5d6f-4a7b-8c9d-e0f1a2b3c4d5",
+        "cwd": cwd,
+        "hook_event_name": "PreToolUse",
+        "permission_mode": "default",
+        "tool_name": "Write",
+        "tool_input": {"file_path": file, "content": "x"},
+    })
+    .to_string();
+    let mut cmd = env.command(bin("berth-hook"));
+    cmd.arg("pre-tool");
+    env.run_with_stdin(cmd, payload.as_bytes())
+        .success()
+        .stdout()
+}
+
+/// `berth-hook pre-tool` with Codex's `apply_patch` payload adding `file`, from `cwd`.
+fn codex_add(env: &TestEnv, cwd: &Path, file: &Path) -> String {
+    let patch = format!(
+        "*** Begin Patch\n*** Add File: {}\n+x\n*** End Patch\n",
+        file.display()
+    );
+    let payload = json!({
+        "session_id": "019a7c3e-2f41-7d12-9b6e-4c2a8f1d0e37",
+        "cwd": cwd,
+        "hook_event_name": "PreToolUse",
+        "turn_id": "019a7c3e-2f41-7d12-9b6e-4c2a8f1d0e38",
+        "tool_name": "apply_patch",
+        "tool_input": {"command": patch},
+    })
+    .to_string();
+    let mut cmd = env.command(bin("berth-hook"));
+    cmd.args(["pre-tool", "--client", "codex"]);
+    env.run_with_stdin(cmd, payload.as_bytes())
+        .success()
+        .stdout()
+}
+
+/// The decision and the reason of a Claude Code or Codex hook's output.
+fn decision(out: &str) -> (String, String) {
+    let d: Value = serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+    let h = &d["hookSpecificOutput"];
+    (
+        h["permissionDecision"].as_str().unwrap_or("").to_owned(),
+        h["permissionDecisionReason"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned(),
+    )
+}
+
+/// Another workspace's repository's worktree lies outside every root, yet belongs to that
+/// workspace as the repository does: the guard objects as for the repository's root, naming
+/// the worktree and its repository, for a file there and for one not made yet. A worktree of
+/// the session's own repository is its own, even inside another workspace's root; a forged
+/// worktree is an ordinary folder.
+#[test]
+fn a_write_into_another_workspaces_worktree_is_judged_as_its_repository() {
+    let env = TestEnv::new();
+    let shop = approved_shop(&env);
+    let alpha = env.dir("src/alpha");
+    env.git(&alpha, ["init", "-q"]);
+    env.json_in(&alpha, ["workspace", "use", "alpha"]);
+    commit_all(&env, &alpha);
+    let feat = add_worktree(&env, &alpha, "elsewhere/alpha-feat");
+    std::fs::write(feat.join("x.txt"), "x").unwrap();
+
+    // As a reason spells a path: below the home as `~/...`.
+    let shown = |p: &Path| {
+        p.strip_prefix(env.home()).map_or_else(
+            |_| p.display().to_string(),
+            |r| format!("~/{}", r.display()),
+        )
+    };
+    let objected = |out: String, want: &str| {
+        let (got, reason) = decision(&out);
+        assert_eq!(got, want, "{out}");
+        for part in [
+            "this session works in workspace shop",
+            &format!("belongs to workspace alpha (root {})", shown(&alpha)),
+            &format!(
+                "{} is a git worktree of the repository {}",
+                shown(&feat),
+                shown(&alpha)
+            ),
+            &format!("berth root add shop {} --allow-overlap", shown(&alpha)),
+        ] {
+            assert!(reason.contains(part), "{part:?} missing from {reason:?}");
+        }
+    };
+    // Twice each: the second is answered from memory, and must say the same.
+    for _ in 0..2 {
+        objected(claude_write(&env, &shop, &feat.join("x.txt")), "ask");
+        objected(
+            claude_write(&env, &shop, &feat.join("new/deeper/y.rs")),
+            "ask",
+        );
+        objected(codex_add(&env, &shop, &feat.join("z.rs")), "deny");
+    }
+
+    // A copy of the worktree's `.git` elsewhere: git's back-link names alpha-feat, not it.
+    let forged = env.dir("elsewhere/forged");
+    std::fs::copy(feat.join(".git"), forged.join(".git")).unwrap();
+    for _ in 0..2 {
+        assert_eq!(claude_write(&env, &shop, &forged.join("x.txt")), "");
+        assert_eq!(codex_add(&env, &shop, &forged.join("new/z.rs")), "");
+    }
+
+    // Another workspace's root holds both worktrees: shop's own is still its own, and alpha's
+    // is still alpha's, not the wider root's.
+    let own = add_worktree(&env, &shop, "elsewhere/shop-feat");
+    env.json(["workspace", "create", "beta"]);
+    env.json([
+        "root",
+        "add",
+        "beta",
+        env.root().join("elsewhere").to_str().unwrap(),
+    ]);
+    for _ in 0..2 {
+        assert_eq!(claude_write(&env, &shop, &own.join("src/a.rs")), "");
+        assert_eq!(codex_add(&env, &shop, &own.join("new/b.rs")), "");
+        objected(claude_write(&env, &shop, &feat.join("x.txt")), "ask");
+    }
+    let (_, reason) = decision(&claude_write(&env, &shop, &forged.join("x.txt")));
+    assert!(
+        reason.contains("belongs to workspace beta") && !reason.contains("worktree"),
+        "the forged worktree is an ordinary folder of beta's root: {reason}"
+    );
+}
