@@ -491,10 +491,7 @@ or change the guard with `berth setting set guard.cross_workspace warn` (or `off
         use crate::registry::fixtures::registry;
         use crate::worktree::{GitLink, LinkRefusal};
 
-        let verified = GitLink::Worktree {
-            admin: p("/h/src/alpha/.git/worktrees/feat"),
-            repository: p("/h/src/alpha"),
-        };
+        let verified = GitLink::worktree(p("/h/src/alpha/.git/worktrees/feat"), p("/h/src/alpha"));
         let walk = |link: GitLink| {
             vec![
                 WalkStep {
