@@ -21,5 +21,5 @@ for d in "${dirs[@]}"; do
     race+=("$cmd")
   done
 done
-"$root/target/release/berth-load" race --runs "${RUNS:-600}" --stdin "$payload" "${race[@]}"
+"$berth_load" race --runs "${RUNS:-600}" --stdin "$payload" "${race[@]}"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

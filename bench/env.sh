@@ -24,9 +24,17 @@ mkdir "$bin"
 for b in berth berthd berth-hook berth-mcp; do
   [ -x "$built/$b" ] && cp "$built/$b" "$bin/"
 done
-# The baselines are copied the same way.
+# The baselines are copied the same way, from BIN's folder where it has them (BIN may be an
+# older build without them; then the repository's own target folder).
 for b in empty mcp-floor; do
-  [ -x "$root/target/release/$b" ] && cp "$root/target/release/$b" "$bin/"
+  for from in "$built" "${CARGO_TARGET_DIR:-$root/target}/release"; do
+    [ -x "$from/$b" ] && { cp "$from/$b" "$bin/"; break; }
+  done
+done
+# The load generator and racer, found the same way.
+berth_load=
+for from in "$built" "${CARGO_TARGET_DIR:-$root/target}/release"; do
+  [ -x "$from/berth-load" ] && { berth_load=$from/berth-load; break; }
 done
 cleanup() {
   for s in "$tmp"/run*/berthd.sock; do

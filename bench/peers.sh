@@ -37,7 +37,7 @@ if [ ! -x "$bm" ]; then
   "$tools/bm/bin/pip" install -q basic-memory
 fi
 source "$here/env.sh"
-load=$root/target/release/berth-load
+load=$berth_load
 [ -x "$load" ] || { echo "missing $load: cargo build --release -p berth-bench --bins" >&2; exit 1; }
 venv=$root/target/bench-venv
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import mcp' 2>/dev/null; then

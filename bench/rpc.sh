@@ -12,7 +12,7 @@
 #   bench/rpc.sh                # CALLS=20000 SECS=5 CLIENTS=32
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
-load=$root/target/release/berth-load
+load=$berth_load
 [ -x "$load" ] || { echo "missing $load: cargo build --release -p berth-bench --bins" >&2; exit 1; }
 
 # 200 directories in 8 projects (half approved, half not), 1 to 5 levels deep.

@@ -11,7 +11,7 @@
 #   BEFORE_DAEMON=/tmp/old/berthd bench/scale.sh   # adds that berthd, big registry, to the rounds
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
-load=$root/target/release/berth-load
+load=$berth_load
 [ -x "$load" ] || { echo "missing $load: cargo build --release -p berth-bench --bins" >&2; exit 1; }
 berth daemon stop >/dev/null
 

@@ -65,7 +65,7 @@ PY
 
 # Cross-check with a runner that interleaves the commands round-robin (no
 # shell: stdin is the payload file for all), so drifting load hits all alike.
-load=$root/target/release/berth-load
+load=$berth_load
 if [ -x "$load" ]; then
   echo "interleaved (berth-load race, ${runs} rounds; ratios over git):"
   race=("git rev-parse --show-toplevel" "$bin/berth resolve --json"
