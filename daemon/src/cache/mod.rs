@@ -490,6 +490,9 @@ enum FileWatch {
 }
 
 /// The lookup cache. See the module documentation.
+/// Where the cache reads the time of day from.
+pub type WallClock = Arc<dyn Fn() -> SystemTime + Send + Sync>;
+
 pub struct LookupCache {
     inner: Arc<dyn FsView + Send + Sync>,
     entries: RwLock<Entries>,
@@ -497,6 +500,9 @@ pub struct LookupCache {
     config: CacheConfig,
     to_worker: mpsc::Sender<WorkerMsg>,
     clock: AtomicU64,
+    /// The time a stat-checked entry's timestamps are judged against: the system's, or a
+    /// test's own, so no test waits for the trust window to pass.
+    wall_clock: WallClock,
     tokens: AtomicU64,
     /// Moves on every change to the entries (taken with the write lock, before the change): an
     /// answer computed from entries at one generation is still what they say at the same one.
@@ -537,6 +543,16 @@ impl LookupCache {
         inner: Arc<dyn FsView + Send + Sync>,
         make_watcher: impl FnOnce(EventSink) -> Box<dyn DirWatcher>,
     ) -> Arc<Self> {
+        Self::with_wall_clock(config, inner, make_watcher, Arc::new(SystemTime::now))
+    }
+
+    /// [`LookupCache::with_parts`] on a wall clock of the caller's.
+    pub fn with_wall_clock(
+        config: CacheConfig,
+        inner: Arc<dyn FsView + Send + Sync>,
+        make_watcher: impl FnOnce(EventSink) -> Box<dyn DirWatcher>,
+        wall_clock: WallClock,
+    ) -> Arc<Self> {
         let (tx, rx) = mpsc::channel();
         let sink = EventSink::new({
             let tx = tx.clone();
@@ -560,6 +576,7 @@ impl LookupCache {
             config,
             to_worker: tx,
             clock: AtomicU64::new(0),
+            wall_clock,
             tokens: AtomicU64::new(0),
             generation: AtomicU64::new(0),
             watch_count: AtomicUsize::new(0),
@@ -842,7 +859,7 @@ impl LookupCache {
             }
         }
         match Fingerprint::take(dir) {
-            Some(fp) if !fp.is_recent(SystemTime::now(), self.config.trust_after) => {
+            Some(fp) if !fp.is_recent((self.wall_clock)(), self.config.trust_after) => {
                 Plan::Stat(Box::new(fp))
             }
             _ => Plan::Uncached,
@@ -873,7 +890,7 @@ impl LookupCache {
 
     /// The plan for a watched folder whose project file has more than one name.
     fn linked(&self, stamp: Stamp) -> Plan {
-        if stamp.is_recent(SystemTime::now(), self.config.trust_after) {
+        if stamp.is_recent((self.wall_clock)(), self.config.trust_after) {
             Plan::Uncached
         } else {
             Plan::Linked(Box::new(stamp))
@@ -1766,32 +1783,39 @@ mod tests {
             assert!(cache.stats().entries <= 10);
         }
         let ancestors = root.ancestors().count() - 1;
-        let start = Instant::now();
-        while cache.stats().watches > ancestors + 10 {
-            assert!(
-                start.elapsed() < Duration::from_secs(5),
-                "watches were not given back"
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        // The worker gives an evicted entry's watches back: once it has caught up, they are.
+        cache.flush();
+        assert!(
+            cache.stats().watches <= ancestors + 10,
+            "watches were not given back: {:?}",
+            cache.stats()
+        );
     }
 
     #[test]
     fn without_watches_entries_are_stat_checked_and_recent_ones_are_not_kept() {
         let (_t, root) = tree();
         write_file(&root, r#"{"workspace": "aaaa"}"#);
-        let cache = LookupCache::with_parts(
+        // The cache's clock runs ahead of the system's by what the test says.
+        let ahead = Arc::new(AtomicU64::new(0));
+        let cache = LookupCache::with_wall_clock(
             CacheConfig {
-                trust_after: Duration::from_millis(300),
+                trust_after: Duration::from_secs(2),
                 ..config(100, 0)
             },
             Arc::new(RealFs),
             |_| Box::new(NoWatcher),
+            {
+                let ahead = ahead.clone();
+                Arc::new(move || SystemTime::now() + Duration::from_millis(ahead.load(Relaxed)))
+            },
         );
         // Just written: too recent to trust a fingerprint, so read every time.
         assert_eq!(cache.look(&root), DirLook::file("aaaa"));
         assert_eq!(cache.stats().entries, 0);
-        std::thread::sleep(Duration::from_millis(400));
+        assert_eq!(cache.look(&root), DirLook::file("aaaa"));
+        assert_eq!(cache.stats().entries, 0, "kept while still recent");
+        ahead.store(3_000, Relaxed);
         assert_eq!(cache.look(&root), DirLook::file("aaaa"));
         assert_eq!(cache.stats().entries, 1);
         assert_eq!(cache.look(&root), DirLook::file("aaaa"));
@@ -1998,7 +2022,8 @@ mod tests {
         });
         assert_eq!(cache.look(&root), DirLook::file("aaaa"));
         std::fs::write(project_file_path(&root), r#"{"workspace": "bbbb"}"#).unwrap();
-        std::thread::sleep(Duration::from_millis(50));
+        // Whatever the worker had queued is applied: still nothing tells it of the write.
+        cache.flush();
         assert_eq!(
             cache.look(&root),
             DirLook::file("aaaa"),
