@@ -549,6 +549,52 @@ rc=$?
 stop_model
 check_guard "guard, copilot-cli" "$T/copilot" "$ALPHA/copilot.txt" "$SHOP/copilot.txt" "$rc"
 
+# Claude Code's interactive TUI, in tmux: berth's `ask` must reach the person with its
+# reason. The screen is read at the permission prompt; "3" (No) answers it.
+if command -v tmux >/dev/null; then
+    mkdir -p "$T/tui"
+    python3 - "$HOME/.claude.json" "$SHOP" <<'EOF'
+import json, sys
+path, shop = sys.argv[1], sys.argv[2]
+d = json.load(open(path))
+d.update(hasCompletedOnboarding=True, theme="dark")
+d["customApiKeyResponses"] = {"approved": ["fake-key-for-the-tui"[-20:]], "rejected": []}
+d.setdefault("projects", {}).setdefault(shop, {})["hasTrustDialogAccepted"] = True
+json.dump(d, open(path, "w"))
+EOF
+    calls "$T/tui/calls.json" Write "{\"file_path\": \"$ALPHA/tui.txt\", \"content\": \"x\"}"
+    start_model "$T/tui/model" "$T/tui/calls.json"
+    tmux new-session -d -s berth-tui -x 160 -y 50 \
+        "env ANTHROPIC_BASE_URL=$MODEL_URL ANTHROPIC_API_KEY=fake-key-for-the-tui DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 claude"
+    for _ in $(seq 60); do
+        sleep 0.5
+        tmux capture-pane -p -t berth-tui >"$T/tui/start.txt" 2>/dev/null
+        grep -q "for shortcuts" "$T/tui/start.txt" && break
+    done
+    tmux send-keys -t berth-tui "Write the file" Enter
+    for _ in $(seq 60); do
+        sleep 0.5
+        tmux capture-pane -p -t berth-tui >"$T/tui/prompt.txt" 2>/dev/null
+        grep -q "Do you want to create tui.txt" "$T/tui/prompt.txt" && break
+    done
+    tmux send-keys -t berth-tui "3"
+    sleep 2
+    tmux capture-pane -p -t berth-tui >"$T/tui/after.txt" 2>/dev/null
+    tmux kill-session -t berth-tui 2>/dev/null
+    stop_model
+    if grep -q "Do you want to create tui.txt" "$T/tui/prompt.txt" && [ ! -e "$ALPHA/tui.txt" ]; then
+        ok "guard, claude-code TUI: the write into another workspace is put to the person, who refuses it"
+    else
+        fail "guard, claude-code TUI: the write is put to the person" "$(grep -v '^$' "$T/tui/prompt.txt" | tail -12)"
+    fi
+    if cat "$T/tui/prompt.txt" "$T/tui/after.txt" | grep -q "belongs to workspace alpha"; then
+        ok "guard, claude-code TUI: the person sees berth's reason"
+    else
+        fail "guard, claude-code TUI: the person sees berth's reason" \
+            "Claude Code shows neither permissionDecisionReason nor systemMessage with ask (docs/clients.md)"
+    fi
+fi
+
 cd "$PROJECT" || die "cannot enter $PROJECT"
 
 # --- JSON with comments: VS Code's mcp.json, the Copilot CLI's mcp-config.json ---------
