@@ -254,6 +254,15 @@ mod tests {
 
     /// A repository `r` with a linked worktree `w`, laid out as git lays them out, in a canonical
     /// temp folder.
+    /// Makes `wt` a linked worktree of the admin folder `admin` as git writes one: `wt/.git`
+    /// naming `admin`, its `gitdir` back-link and `commondir`, absolute paths.
+    fn link_worktree(wt: &Path, admin: &Path) {
+        std::fs::write(wt.join(".git"), format!("gitdir: {}\n", admin.display())).unwrap();
+        let back = wt.join(".git");
+        std::fs::write(admin.join("gitdir"), format!("{}\n", back.display())).unwrap();
+        std::fs::write(admin.join("commondir"), "../..\n").unwrap();
+    }
+
     struct Repo {
         _tmp: tempfile::TempDir,
         root: PathBuf,
@@ -269,19 +278,10 @@ mod tests {
             if relative {
                 std::fs::write(root.join("w/.git"), "gitdir: ../r/.git/worktrees/w\n").unwrap();
                 std::fs::write(admin.join("gitdir"), "../../../../w/.git\n").unwrap();
+                std::fs::write(admin.join("commondir"), "../..\n").unwrap();
             } else {
-                std::fs::write(
-                    root.join("w/.git"),
-                    format!("gitdir: {}\n", admin.display()),
-                )
-                .unwrap();
-                std::fs::write(
-                    admin.join("gitdir"),
-                    format!("{}\n", root.join("w/.git").display()),
-                )
-                .unwrap();
+                link_worktree(&root.join("w"), &admin);
             }
-            std::fs::write(admin.join("commondir"), "../..\n").unwrap();
             Self { _tmp: tmp, root }
         }
 
@@ -338,6 +338,7 @@ mod tests {
         let admin = root.join("r.git/worktrees/w");
         std::fs::create_dir_all(&admin).unwrap();
         std::fs::create_dir(root.join("w")).unwrap();
+        // Line ends and trailing blanks as some tools leave them.
         std::fs::write(
             root.join("w/.git"),
             format!("gitdir: {}\r\n", admin.display()),
@@ -363,17 +364,7 @@ mod tests {
         let admin = common.join("worktrees/w");
         std::fs::create_dir_all(&admin).unwrap();
         std::fs::create_dir(root.join("w")).unwrap();
-        std::fs::write(
-            root.join("w/.git"),
-            format!("gitdir: {}\n", admin.display()),
-        )
-        .unwrap();
-        std::fs::write(
-            admin.join("gitdir"),
-            format!("{}\n", root.join("w/.git").display()),
-        )
-        .unwrap();
-        std::fs::write(admin.join("commondir"), "../..\n").unwrap();
+        link_worktree(&root.join("w"), &admin);
         let separate = || match judge(&root.join("w")) {
             Some(GitLink::Worktree {
                 repository,
