@@ -171,7 +171,12 @@ pub fn run(forced: Option<Client>, env: &EnvCtx) -> String {
         decision = reply.decision,
         "a write into another workspace's folder"
     );
-    output::pre_tool(client, verdict, &reply.reason, asks)
+    let notifier = output::Notifier::from_env(
+        std::env::var("TERM_PROGRAM").ok().as_deref(),
+        std::env::var("TERM").ok().as_deref(),
+        std::env::var_os("KITTY_WINDOW_ID").is_some(),
+    );
+    output::pre_tool(client, verdict, &reply.reason, asks, notifier)
 }
 
 /// Each target followed through its links here, as the daemon would follow it, so that the

@@ -550,9 +550,42 @@ stop_model
 check_guard "guard, copilot-cli" "$T/copilot" "$ALPHA/copilot.txt" "$SHOP/copilot.txt" "$rc"
 
 # Claude Code's interactive TUI, in tmux: berth's `ask` must reach the person with its
-# reason. The screen is read at the permission prompt; "3" (No) answers it.
-if command -v tmux >/dev/null; then
-    mkdir -p "$T/tui"
+# reason. Its prompt for a file write has no room for a hook's reason, so berth hands the
+# reason to the terminal as a notification (the hook's `terminalSequence`, which Claude Code
+# writes out itself): `script` keeps every byte Claude Code writes to the terminal, and the
+# screen is read at the permission prompt. The person refuses ("3", No) the first time, and
+# allows ("1", Yes) the second, after which the transcript shows berth's reason too.
+tui_turn() {
+    local dir=$1 file=$2 key=$3
+    mkdir -p "$dir"
+    calls "$dir/calls.json" Write "{\"file_path\": \"$file\", \"content\": \"x\"}"
+    start_model "$dir/model" "$dir/calls.json"
+    tmux new-session -d -s berth-tui -x 160 -y 50 \
+        "script -q -f $dir/terminal.raw -c 'env ANTHROPIC_BASE_URL=$MODEL_URL ANTHROPIC_API_KEY=fake-key-for-the-tui DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 claude'"
+    for _ in $(seq 60); do
+        sleep 0.5
+        tmux capture-pane -p -t berth-tui >"$dir/start.txt" 2>/dev/null
+        grep -q "for shortcuts" "$dir/start.txt" && break
+    done
+    tmux send-keys -t berth-tui "Write the file" Enter
+    for _ in $(seq 60); do
+        sleep 0.5
+        tmux capture-pane -p -t berth-tui >"$dir/prompt.txt" 2>/dev/null
+        grep -q "Do you want to create $(basename "$file")" "$dir/prompt.txt" && break
+    done
+    # What the terminal had been told when the person was asked.
+    cp "$dir/terminal.raw" "$dir/terminal-at-prompt.raw" 2>/dev/null
+    tmux send-keys -t berth-tui "$key"
+    for _ in $(seq 20); do
+        sleep 0.5
+        tmux capture-pane -p -t berth-tui >"$dir/after.txt" 2>/dev/null
+        grep -q "berth conformance: done" "$dir/after.txt" && break
+    done
+    tmux kill-session -t berth-tui 2>/dev/null
+    stop_model
+}
+
+if command -v tmux >/dev/null && command -v script >/dev/null; then
     python3 - "$HOME/.claude.json" "$SHOP" <<'EOF'
 import json, sys
 path, shop = sys.argv[1], sys.argv[2]
@@ -562,36 +595,27 @@ d["customApiKeyResponses"] = {"approved": ["fake-key-for-the-tui"[-20:]], "rejec
 d.setdefault("projects", {}).setdefault(shop, {})["hasTrustDialogAccepted"] = True
 json.dump(d, open(path, "w"))
 EOF
-    calls "$T/tui/calls.json" Write "{\"file_path\": \"$ALPHA/tui.txt\", \"content\": \"x\"}"
-    start_model "$T/tui/model" "$T/tui/calls.json"
-    tmux new-session -d -s berth-tui -x 160 -y 50 \
-        "env ANTHROPIC_BASE_URL=$MODEL_URL ANTHROPIC_API_KEY=fake-key-for-the-tui DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 claude"
-    for _ in $(seq 60); do
-        sleep 0.5
-        tmux capture-pane -p -t berth-tui >"$T/tui/start.txt" 2>/dev/null
-        grep -q "for shortcuts" "$T/tui/start.txt" && break
-    done
-    tmux send-keys -t berth-tui "Write the file" Enter
-    for _ in $(seq 60); do
-        sleep 0.5
-        tmux capture-pane -p -t berth-tui >"$T/tui/prompt.txt" 2>/dev/null
-        grep -q "Do you want to create tui.txt" "$T/tui/prompt.txt" && break
-    done
-    tmux send-keys -t berth-tui "3"
-    sleep 2
-    tmux capture-pane -p -t berth-tui >"$T/tui/after.txt" 2>/dev/null
-    tmux kill-session -t berth-tui 2>/dev/null
-    stop_model
+    REASON="berth: this session works in workspace shop; "
+    tui_turn "$T/tui" "$ALPHA/tui.txt" 3
     if grep -q "Do you want to create tui.txt" "$T/tui/prompt.txt" && [ ! -e "$ALPHA/tui.txt" ]; then
         ok "guard, claude-code TUI: the write into another workspace is put to the person, who refuses it"
     else
         fail "guard, claude-code TUI: the write is put to the person" "$(grep -v '^$' "$T/tui/prompt.txt" | tail -12)"
     fi
-    if cat "$T/tui/prompt.txt" "$T/tui/after.txt" | grep -q "belongs to workspace alpha"; then
-        ok "guard, claude-code TUI: the person sees berth's reason"
+    # An OSC 9 notification (tmux's TERM_PROGRAM names no other form), perhaps wrapped for
+    # tmux, carrying berth's reason, written before the person answered.
+    if grep -a -q "]9;${REASON}.*belongs to workspace alpha" "$T/tui/terminal-at-prompt.raw"; then
+        ok "guard, claude-code TUI: the person's terminal is shown berth's reason as the question is put"
     else
-        fail "guard, claude-code TUI: the person sees berth's reason" \
-            "Claude Code shows neither permissionDecisionReason nor systemMessage with ask (docs/clients.md)"
+        fail "guard, claude-code TUI: the person's terminal is shown berth's reason as the question is put" \
+            "no notification with the reason among the bytes written before the answer ($T/tui/terminal-at-prompt.raw)"
+    fi
+    tui_turn "$T/tui-yes" "$ALPHA/tui-yes.txt" 1
+    if [ -e "$ALPHA/tui-yes.txt" ] && tr -d '\n' <"$T/tui-yes/after.txt" | tr -s ' ' | grep -q "says: ${REASON}"; then
+        ok "guard, claude-code TUI: a write the person allows goes through, and the transcript shows berth's reason"
+    else
+        fail "guard, claude-code TUI: a write the person allows goes through, with berth's reason" \
+            "written: $([ -e "$ALPHA/tui-yes.txt" ] && echo yes || echo no); $(grep -v '^$' "$T/tui-yes/after.txt" | tail -8)"
     fi
 fi
 

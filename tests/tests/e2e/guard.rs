@@ -117,10 +117,18 @@ fn claude_decision(run: &Run) -> (String, String) {
         Some(reason.as_str()),
         "the person sees the reason: {d}"
     );
-    (
-        out["permissionDecision"].as_str().unwrap_or("").to_string(),
-        reason,
-    )
+    let decision = out["permissionDecision"].as_str().unwrap_or("").to_string();
+    // Claude Code's question shows no hook's reason: the terminal shows it as a notification.
+    let notification = d["terminalSequence"].as_str().unwrap_or("");
+    if decision == "ask" {
+        assert!(
+            notification.starts_with('\u{1b}') && notification.contains(reason.as_str()),
+            "the terminal is told the reason: {d}"
+        );
+    } else {
+        assert_eq!(notification, "", "{d}");
+    }
+    (decision, reason)
 }
 
 #[test]
