@@ -511,7 +511,7 @@ impl pb::berth_server::Berth for Service {
     ) -> Result<Response<pb::ListSessionsReply>, Status> {
         let all = req.into_inner().all;
         let (listed, keep_hours) = self
-            .blocking(move |d| d.list_sessions(all, crate::ops::sessions::now_secs()))
+            .blocking(move |d| d.list_sessions(all, d.now_secs()))
             .await?;
         let path = |p: Option<&std::path::Path>| p.map(|p| p.display().to_string());
         let sessions = listed
