@@ -1374,7 +1374,7 @@ mod tests {
             }
             assert!(
                 cache.applies_past(seen),
-                "no event came, and the cache still disagrees with the disk about {dir:?}"
+                "the cache still disagrees with the disk about {dir:?}, and no further event came"
             );
         }
     }
@@ -1591,7 +1591,7 @@ mod tests {
             }
             assert!(
                 cache.applies_past(seen),
-                "no event came, and {dir:?} is still known as canonical"
+                "{dir:?} is still known as canonical, and no further event came"
             );
         }
     }
