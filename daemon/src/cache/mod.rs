@@ -1830,8 +1830,8 @@ mod tests {
     fn without_watches_entries_are_stat_checked_and_recent_ones_are_not_kept() {
         let (_t, root) = tree();
         write_file(&root, r#"{"workspace": "aaaa"}"#);
-        // The cache's clock runs ahead of the system's by what the test says.
-        let ahead = Arc::new(AtomicU64::new(0));
+        // The cache's clock moves only when the test says.
+        let wall = crate::clock::ManualWall::new();
         let cache = LookupCache::with_wall_clock(
             CacheConfig {
                 trust_after: Duration::from_secs(2),
@@ -1839,17 +1839,14 @@ mod tests {
             },
             Arc::new(RealFs),
             |_| Box::new(NoWatcher),
-            {
-                let ahead = ahead.clone();
-                Arc::new(move || SystemTime::now() + Duration::from_millis(ahead.load(Relaxed)))
-            },
+            wall.clock(),
         );
         // Just written: too recent to trust a fingerprint, so read every time.
         assert_eq!(cache.look(&root), DirLook::file("aaaa"));
         assert_eq!(cache.stats().entries, 0);
         assert_eq!(cache.look(&root), DirLook::file("aaaa"));
         assert_eq!(cache.stats().entries, 0, "kept while still recent");
-        ahead.store(3_000, Relaxed);
+        wall.advance(Duration::from_secs(3));
         assert_eq!(cache.look(&root), DirLook::file("aaaa"));
         assert_eq!(cache.stats().entries, 1);
         assert_eq!(cache.look(&root), DirLook::file("aaaa"));
