@@ -399,6 +399,15 @@ mod tests {
         d.store().snapshot().unwrap().names().contains(&name)
     }
 
+    #[test]
+    fn the_device_reads_the_time_of_day_from_its_wall_clock() {
+        let (d, wall) = Device::in_memory(MemFs::default());
+        let before = d.now_secs();
+        assert_eq!(d.now_secs(), before, "the manual clock moved by itself");
+        wall.advance(Duration::from_secs(3600));
+        assert_eq!(d.now_secs(), before + 3600);
+    }
+
     /// Paused: the test steps tokio's clock through the grace period.
     #[tokio::test(start_paused = true)]
     async fn a_stop_refuses_new_work_and_lets_a_call_under_way_commit_within_the_grace() {
