@@ -2010,13 +2010,17 @@ async fn argument_errors_are_tool_errors_with_a_code_and_a_correct_call() {
 
 /// Waits until the shim has registered its session at start-up.
 fn wait_registered(shim: &Shim) {
-    for _ in 0..1000 {
-        if shim.log().contains("session registered") {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("the shim never registered its session:\n{}", shim.log());
+    let registered = berth_tests::wait_until(Duration::from_secs(10), || {
+        shim.log()
+            .contains("session registered")
+            .then_some(())
+            .ok_or(())
+    });
+    assert!(
+        registered.is_ok(),
+        "the shim never registered its session:\n{}",
+        shim.log()
+    );
 }
 
 fn the_only_session(env: &TestEnv) -> String {

@@ -900,7 +900,8 @@ pub fn is_stopped(pid: u32) -> bool {
 }
 
 /// Polls `f` with growing pauses until it returns `Ok`, or `timeout` passes
-/// (then the last `Err`).
+/// (then the last `Err`). For state only another process can change (a daemon's, a shim's),
+/// which nothing here can await: it cannot return `Ok` before that state is reached.
 pub fn wait_until<T, E>(timeout: Duration, mut f: impl FnMut() -> Result<T, E>) -> Result<T, E> {
     let deadline = Instant::now() + timeout;
     let mut pause = Duration::from_millis(1);

@@ -341,14 +341,7 @@ mod tests {
             store.create_workspace(name, &Home::Managed).unwrap();
             store.add_root(name, root).unwrap();
         }
-        let d = Device::new(
-            store,
-            data.clone(),
-            data.join("s"),
-            Some(base),
-            "test".into(),
-        )
-        .unwrap();
+        let d = Device::for_test(store, &data, Some(base));
         World {
             _t: t,
             d,
@@ -523,13 +516,16 @@ mod tests {
 
         std::fs::rename(&loose, loose.with_file_name("moved")).unwrap();
         std::os::unix::fs::symlink(&w.alpha, &loose).unwrap();
-        let start = std::time::Instant::now();
-        while w.d.guard_in_memory(&caller, &c).is_some() {
+        // Event by event, until the one that drops the folder's entry has landed.
+        loop {
+            let seen = w.d.fs().applied();
+            if w.d.guard_in_memory(&caller, &c).is_none() {
+                break;
+            }
             assert!(
-                start.elapsed() < std::time::Duration::from_secs(5),
+                w.d.fs().applies_past(seen),
                 "the folder's entry outlived the link swapped in"
             );
-            std::thread::yield_now();
         }
         let pooled = w.d.guard(&caller, &c).unwrap();
         assert_eq!(pooled.decision, Some(Decision::Ask));

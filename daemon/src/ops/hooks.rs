@@ -2,8 +2,6 @@
 //! the conversation and hands back the configured stop command. The hook
 //! process runs that command itself, bounded in time.
 
-use std::time::Instant;
-
 use berth_proto::text::escaped;
 
 use crate::error::BerthError;
@@ -131,7 +129,7 @@ impl Device {
             let by_id = id.is_empty() || self.store().take_ask(id)?;
             let by_process = link
                 .as_ref()
-                .is_none_or(|l| self.sessions().hook_asks(l, Instant::now()));
+                .is_none_or(|l| self.sessions().hook_asks(l, crate::clock::now()));
             by_id && by_process
         };
         let line = match notice {
@@ -235,7 +233,7 @@ mod memory_tests {
         }
         store.add_root("one", &approved).unwrap();
         let home = Some(base.clone());
-        let d = Device::new(store, data.clone(), data.join("s"), home, "test".into()).unwrap();
+        let d = Device::for_test(store, &data, home);
         let caller = |dir: &std::path::Path| Caller::new(dir.to_str().unwrap(), "", "").unwrap();
 
         let here = caller(&approved);

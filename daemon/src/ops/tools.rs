@@ -541,7 +541,7 @@ mod tests {
             .unwrap();
         store.add_root("managed", &base.join("tree/m")).unwrap();
         store.add_root("local", &base.join("tree/l")).unwrap();
-        Device::new(store, data.clone(), data.join("s"), None, "test".into()).unwrap()
+        Device::for_test(store, &data, None)
     }
 
     fn session(d: &Device, cwd: &std::path::Path, client_session_id: &str) -> String {

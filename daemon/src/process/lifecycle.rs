@@ -329,7 +329,7 @@ async fn serve(
     // No session is connected before the socket exists: those the store still
     // calls open whose shim is gone are taken as ended now; a shim still
     // running keeps its session (and scratch folder) and re-registers later.
-    if let Err(e) = device.end_unseen_sessions(crate::ops::sessions::now_secs()) {
+    if let Err(e) = device.end_unseen_sessions(device.now_secs()) {
         tracing::warn!(error = %e, "could not close the sessions of the last run");
     }
     // Record which folders the local homes are, report nested ones, then sweep the temporary
@@ -523,15 +523,23 @@ async fn exit_when_the_data_folder_goes(
     lock: std::path::PathBuf,
     identity: (u64, u64),
 ) {
+    stop_once_gone(device, move || {
+        crate::process::lock::still_in_place(&lock, identity)
+    })
+    .await;
+}
+
+/// Asks `still_there` every [`DATA_FOLDER_CHECK`] on tokio's clock, and stops the device the
+/// first time it says no.
+async fn stop_once_gone(
+    device: Arc<Device>,
+    still_there: impl Fn() -> bool + Clone + Send + 'static,
+) {
     let mut every = tokio::time::interval(DATA_FOLDER_CHECK);
     loop {
         every.tick().await;
-        let path = lock.clone();
         // A stat can hang on a dead mount: off the async workers.
-        let here = tokio::task::spawn_blocking(move || {
-            crate::process::lock::still_in_place(&path, identity)
-        })
-        .await;
+        let here = tokio::task::spawn_blocking(still_there.clone()).await;
         if here.is_ok_and(|here| !here) {
             tracing::warn!(
                 data_dir = ?device.data_dir(),
@@ -549,11 +557,51 @@ async fn sweep_periodically(device: Arc<Device>) {
     loop {
         every.tick().await;
         let d = device.clone();
-        let swept =
-            tokio::task::spawn_blocking(move || d.sweep_scratch(crate::ops::sessions::now_secs()))
-                .await;
+        let swept = tokio::task::spawn_blocking(move || d.sweep_scratch(d.now_secs())).await;
         if let Ok(Err(e)) = swept {
             tracing::warn!(error = %e, "sweeping scratch folders failed");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use berth_core::memfs::MemFs;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// Paused: the test steps tokio's clock, so each check comes exactly a period after the last.
+    #[tokio::test(start_paused = true)]
+    async fn the_daemon_stops_at_the_first_check_that_finds_its_data_folder_gone() {
+        let (device, _) = Device::in_memory(MemFs::default());
+        let device = Arc::new(device);
+        let there = Arc::new(AtomicBool::new(true));
+        let (checked, mut checks) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(stop_once_gone(device.clone(), {
+            let there = there.clone();
+            move || {
+                let here = there.load(Ordering::SeqCst);
+                checked.send(here).unwrap();
+                here
+            }
+        }));
+        // The next check, and how long after the last it came; `None` once the checks ended.
+        let mut next = async || {
+            let since = tokio::time::Instant::now();
+            let got = tokio::time::timeout(DATA_FOLDER_CHECK * 2, checks.recv()).await;
+            got.ok().flatten().map(|_| since.elapsed())
+        };
+        assert_eq!(next().await, Some(Duration::ZERO), "a check at start");
+        for _ in 0..5 {
+            // Each check that found the folder let the loop go on to the next one.
+            assert_eq!(next().await, Some(DATA_FOLDER_CHECK));
+        }
+        assert!(device.pool().is_taking_work());
+        there.store(false, Ordering::SeqCst);
+        assert_eq!(next().await, Some(DATA_FOLDER_CHECK));
+        tokio::time::timeout(STOP_GRACE * 2, device.stopped())
+            .await
+            .expect("the daemon did not stop once its data folder was gone");
+        assert_eq!(next().await, None, "checks went on after the stop");
     }
 }

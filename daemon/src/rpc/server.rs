@@ -491,7 +491,7 @@ impl pb::berth_server::Berth for Service {
         req: Request<pb::ListSessionsRequest>,
     ) -> Result<Response<pb::ListSessionsReply>, Status> {
         self.on_pool(req, |d, r| {
-            let (listed, keep_hours) = d.list_sessions(r.all, crate::ops::sessions::now_secs())?;
+            let (listed, keep_hours) = d.list_sessions(r.all, d.now_secs())?;
             Ok(pb::ListSessionsReply {
                 sessions: listed.into_iter().map(Into::into).collect(),
                 keep_hours: u32::try_from(keep_hours).unwrap_or(u32::MAX),

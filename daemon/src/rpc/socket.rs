@@ -20,7 +20,7 @@ use std::io;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use berth_proto::paths::Uid;
 use berth_proto::transport::LocalStream;
@@ -29,6 +29,7 @@ use interprocess::local_socket::traits::tokio::Listener as _;
 use interprocess::local_socket::{GenericFilePath, ListenerOptions, ToFsName};
 use tokio_stream::Stream;
 
+use crate::clock;
 use crate::ops::live::Peer;
 use crate::rpc::connections::{Table, Tracked};
 use crate::rpc::throttle::Throttle;
@@ -245,7 +246,7 @@ fn async_stream(
             let conn = match listener.accept().await {
                 Ok(s) => LocalStream(s),
                 Err(e) => {
-                    if let Some(held) = failed.admit(Instant::now()) {
+                    if let Some(held) = failed.admit(clock::now()) {
                         tracing::warn!(error = %e, held_back = held, "accept failed");
                     }
                     // Out of descriptors and the like: back off, don't spin.
@@ -256,7 +257,7 @@ fn async_stream(
             let peer = match peer_of(&conn, uid) {
                 Ok(Ok(peer)) => peer,
                 Ok(Err(other)) => {
-                    if let Some(held) = refused.admit(Instant::now()) {
+                    if let Some(held) = refused.admit(clock::now()) {
                         tracing::warn!(
                             peer = %other,
                             ours = ?uid,
@@ -267,7 +268,7 @@ fn async_stream(
                     continue;
                 }
                 Err(e) => {
-                    if let Some(held) = refused.admit(Instant::now()) {
+                    if let Some(held) = refused.admit(clock::now()) {
                         tracing::warn!(error = %e, held_back = held, "refused a connection whose peer is unknown");
                     }
                     continue;
@@ -275,7 +276,7 @@ fn async_stream(
             };
             let (conn, evicted) = table.admit(conn, peer);
             if evicted > 0
-                && let Some(held) = full.admit(Instant::now())
+                && let Some(held) = full.admit(clock::now())
             {
                 let cap = table.limits().max_connections;
                 tracing::warn!(

@@ -224,7 +224,21 @@ impl Store {
         if path.exists() {
             check_readonly(path)?;
         }
-        let mut conn = Connection::open(path)?;
+        Store::on(Connection::open(path)?, path)
+    }
+
+    /// A store held in memory alone, for tests that need no folder.
+    #[cfg(test)]
+    pub(crate) fn in_memory() -> Store {
+        Store::on(
+            Connection::open_in_memory().expect("an in-memory database"),
+            Path::new(":memory:"),
+        )
+        .expect("an in-memory store")
+    }
+
+    /// Sets up and migrates the database on `conn`, opened from `path`.
+    fn on(mut conn: Connection, path: &Path) -> Result<Store, StoreError> {
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
