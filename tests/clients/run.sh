@@ -503,6 +503,23 @@ print(json.dumps(dict(cmd=f"apply_patch <<'PATCH'\n{patch}PATCH\n", **extra)))
 PY
 }
 
+# The patch adding $1, as the input of Codex's freeform apply_patch tool (a JSON string).
+codex_freeform_patch() {
+    python3 -c 'import json, sys; print(json.dumps(f"*** Begin Patch\n*** Add File: {sys.argv[1]}\n+x\n*** End Patch\n"))' "$1"
+}
+
+# The input of Codex's code-mode `exec` (a JSON string of JavaScript) that adds $2 with the
+# nested tool $1: `apply_patch`, or `exec_command` running it in a shell call.
+code_mode_call() {
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+tool, path = sys.argv[1], sys.argv[2]
+patch = f"*** Begin Patch\n*** Add File: {path}\n+x\n*** End Patch\n"
+arg = json.dumps(patch) if tool == "apply_patch" else "{cmd: %s}" % json.dumps(f"apply_patch <<'PATCH'\n{patch}PATCH\n")
+print(json.dumps(f"const result = await tools.{tool}({arg});\ntext(result);\n"))
+PY
+}
+
 mkdir -p "$T/claude"
 calls "$T/claude/calls.json" \
     Write "{\"file_path\": \"$ALPHA/claude.txt\", \"content\": \"x\"}" \
@@ -515,18 +532,25 @@ rc=$?
 stop_model
 check_guard "guard, claude-code -p" "$T/claude" "$ALPHA/claude.txt" "$SHOP/claude.txt" "$rc"
 
+# One Codex turn in $1 whose model, $2, makes the calls in $1/calls.json; the sandbox is off.
+codex_guard_turn() {
+    start_model "$1/model" "$1/calls.json"
+    bounded "$1/turn" codex exec --dangerously-bypass-hook-trust --skip-git-repo-check \
+        -s danger-full-access -c model_provider=fake \
+        -c "model_providers.fake={name=\"fake\",base_url=\"$MODEL_URL/v1\",wire_api=\"responses\"}" \
+        -c approval_policy=never -m "$2" "$PROMPT"
+    local rc=$?
+    stop_model
+    return "$rc"
+}
+
 mkdir -p "$T/codex"
 calls "$T/codex/calls.json" \
     exec_command "$(codex_patch "$ALPHA/codex.txt")" \
     exec_command "$(codex_patch codex.txt)" \
     exec_command "$(codex_patch workdir.txt "{\"workdir\": \"$ALPHA\"}")"
-start_model "$T/codex/model" "$T/codex/calls.json"
-bounded "$T/codex/turn" codex exec --dangerously-bypass-hook-trust --skip-git-repo-check \
-    -s danger-full-access -c model_provider=fake \
-    -c "model_providers.fake={name=\"fake\",base_url=\"$MODEL_URL/v1\",wire_api=\"responses\"}" \
-    -c approval_policy=never -m fake-model "$PROMPT"
+codex_guard_turn "$T/codex" fake-model
 rc=$?
-stop_model
 check_guard "guard, codex (apply_patch in a shell call)" "$T/codex" "$ALPHA/codex.txt" "$SHOP/codex.txt" "$rc"
 said=$(python3 "$FAKE_MODEL" results "$T/codex/model" | sed -n 3p)
 if [ ! -e "$ALPHA/workdir.txt" ] && grep -q "belongs to workspace alpha" <<<"$said"; then
@@ -534,6 +558,46 @@ if [ ! -e "$ALPHA/workdir.txt" ] && grep -q "belongs to workspace alpha" <<<"$sa
 else
     fail "guard, codex: a patch run with its workdir in another workspace is stopped" \
         "written: $([ -e "$ALPHA/workdir.txt" ] && echo yes || echo no); the model got: $(head -c 200 <<<"$said")"
+fi
+
+# Codex's own apply_patch tool, a freeform one (the call's input is the patch): offered to
+# gpt-5.5, the one bundled model of Codex 0.171 not in code mode. The hook sees `apply_patch`
+# with the patch in `command`.
+mkdir -p "$T/codex-direct"
+calls "$T/codex-direct/calls.json" \
+    apply_patch "$(codex_freeform_patch "$ALPHA/direct.txt")" \
+    apply_patch "$(codex_freeform_patch direct.txt)"
+codex_guard_turn "$T/codex-direct" gpt-5.5
+check_guard "guard, codex (its apply_patch tool, gpt-5.5)" "$T/codex-direct" "$ALPHA/direct.txt" "$SHOP/direct.txt" $?
+
+# Code mode: every other bundled model of Codex 0.171, its default gpt-6.2-sol among them, is
+# offered one tool to act with, `exec`, whose input is JavaScript run in codex-code-mode-host;
+# the script calls Codex's tools as `await tools.apply_patch(patch)` or
+# `await tools.exec_command({cmd})`. Codex hands each of those calls to PreToolUse as it would
+# a direct one (`apply_patch` with the patch in `command`, the shell call as `Bash`); the `exec`
+# call itself reaches no hook. A refusal is thrown in the script, and reaches the model as its
+# error.
+mkdir -p "$T/codex-code-mode"
+calls "$T/codex-code-mode/calls.json" \
+    exec "$(code_mode_call apply_patch "$ALPHA/code-mode.txt")" \
+    exec "$(code_mode_call apply_patch code-mode.txt)" \
+    exec "$(code_mode_call exec_command "$ALPHA/code-mode-shell.txt")"
+codex_guard_turn "$T/codex-code-mode" gpt-6.2-sol
+rc=$?
+offered=$(python3 "$FAKE_MODEL" tools "$T/codex-code-mode/model" | tr '\n' ' ')
+if grep -q "custom functions.exec " <<<"$offered" && ! grep -qE "[ .](apply_patch|exec_command) " <<<" $offered"; then
+    ok "guard, codex code mode: gpt-6.2-sol is offered exec (JavaScript), and Codex's edit tools only inside it"
+else
+    fail "guard, codex code mode: gpt-6.2-sol is offered exec, the edit tools only inside it" "offered: $offered"
+fi
+check_guard "guard, codex code mode (tools.apply_patch from exec)" "$T/codex-code-mode" \
+    "$ALPHA/code-mode.txt" "$SHOP/code-mode.txt" "$rc"
+said=$(python3 "$FAKE_MODEL" results "$T/codex-code-mode/model" | sed -n 3p)
+if [ ! -e "$ALPHA/code-mode-shell.txt" ] && grep -q "belongs to workspace alpha" <<<"$said"; then
+    ok "guard, codex code mode: apply_patch in a shell call from exec (tools.exec_command) is stopped"
+else
+    fail "guard, codex code mode: apply_patch in a shell call from exec is stopped" \
+        "written: $([ -e "$ALPHA/code-mode-shell.txt" ] && echo yes || echo no); the model got: $(head -c 200 <<<"$said")"
 fi
 
 mkdir -p "$T/copilot"

@@ -68,7 +68,8 @@ const CLAUDE_CODE: Reader = Reader::plain("Claude Code");
 const CLAUDE_CODE_WRITE_TOOLS: &str = "Write|Edit|MultiEdit|NotebookEdit";
 
 /// The tools Codex's pre-tool hook runs for: every file edit of Codex is an `apply_patch`,
-/// which its models run from a shell call (`Bash` to the hook) as often as directly.
+/// which its models run from a shell call (`Bash` to the hook) as often as directly; from
+/// code mode's `exec`, Codex hands the hook each nested call as a direct one.
 const CODEX_WRITE_TOOLS: &str = "apply_patch|Bash";
 
 /// Why a client cannot be registered as asked.
