@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use berth_proto::client::ClientError;
-use berth_proto::text::escaped;
+use berth_vocab::text::escaped;
 
 /// A command's failure: a message, optional hints, and the exit code.
 #[derive(Debug)]

@@ -13,9 +13,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use berth_proto::client::{ClientError, Connection};
-use berth_proto::codes::Code;
 use berth_proto::paths::EnvCtx;
 use berth_proto::pb;
+use berth_proto::status::CodeStatus as _;
+use berth_vocab::codes::Code;
 use tokio::sync::{Mutex, watch};
 
 /// How long the first session event may take once the stream is open.

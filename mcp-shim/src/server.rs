@@ -1,5 +1,5 @@
 //! The MCP side: the fixed tool list (generated from the table in
-//! `berth_proto::tools`, which the daemon dispatches on too; see
+//! `berth_vocab::tools`, which the daemon dispatches on too; see
 //! `tool_list`), the handshake of both eras, and the translation of each
 //! call into one `CallTool` RPC.
 
@@ -10,8 +10,8 @@ use crate::ask::{self, Reading, Round, States};
 use crate::link::{Link, NotRegistered};
 use berth_proto::paths::EnvCtx;
 use berth_proto::pb;
-use berth_proto::tool_results::{Failure, Reply, json_text};
-use berth_proto::tools::Tool;
+use berth_vocab::tool_results::{Failure, Reply, json_text};
+use berth_vocab::tools::Tool;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ClientResult,
     ContentBlock, DiscoverResult, ElicitRequest, ElicitRequestParams, ElicitResult, Implementation,
@@ -533,7 +533,8 @@ impl ServerHandler for Shim {
 mod tests {
     use super::*;
     use berth_proto::client::ClientError;
-    use berth_proto::codes::Code;
+    use berth_proto::status::CodeStatus as _;
+    use berth_vocab::codes::Code;
 
     #[test]
     fn the_daemons_instructions_are_used_when_it_gave_them() {

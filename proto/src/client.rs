@@ -14,15 +14,16 @@ use hyper_util::rt::TokioIo;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint, Uri};
 
-use crate::codes::Code;
 use crate::ownership::{self, NotOurs};
 use crate::paths::{self, EnvCtx, PathError};
 use crate::pb::berth_client::BerthClient;
 use crate::record;
 use crate::spawn::{self, Readiness};
+use crate::status::CodeStatus as _;
 use crate::transport::LocalStream;
 use crate::verify::{self, DialError, Untrusted};
 use crate::{CLIENT_VERSION_HEADER, DATA_DIR_HEADER, PROTOCOL, VERSION};
+use berth_vocab::codes::Code;
 
 /// How long a daemon may take to become ready after it was spawned.
 pub const START_TIMEOUT: Duration = Duration::from_secs(10);
@@ -52,7 +53,9 @@ type DataDirValue = tonic::metadata::MetadataValue<tonic::metadata::Binary>;
 fn data_dir_value(data_dir: Option<&Path>) -> Option<DataDirValue> {
     data_dir.map(|d| {
         // Spelled as the daemon spells its own (without Windows' `\\?\` where possible).
-        let canonical = d.canonicalize().map(berth_core::pathutil::without_verbatim);
+        let canonical = d
+            .canonicalize()
+            .map(berth_vocab::pathform::without_verbatim);
         let d = canonical.as_deref().unwrap_or(d);
         DataDirValue::from_bytes(paths::path_to_wire(d))
     })
@@ -181,7 +184,7 @@ impl ClientError {
     /// The next steps the daemon sent with its error, in order.
     pub fn hints(&self) -> Vec<String> {
         match self {
-            ClientError::Rpc(s) => crate::codes::hints(s),
+            ClientError::Rpc(s) => crate::status::hints(s),
             _ => Vec::new(),
         }
     }

@@ -18,14 +18,7 @@
 //!   every dial, before anything is sent.
 //! - [`instance_lock`]: the lock that makes one daemon per data folder
 //!   and per socket.
-//! - [`codes`]: stable machine codes carried across the RPC boundary.
-//! - [`settings`]: the settings berth knows, their defaults and ranges.
-//! - [`text`]: wording shared by the daemon's and the clients' messages.
-//! - [`tools`]: the MCP tools, their names, descriptions and schemas, which
-//!   the MCP shim lists and the daemon dispatches on.
-//! - [`tool_args`]: each MCP tool's arguments.
-//! - [`tool_results`]: the structured content of each MCP tool's result,
-//!   from which the daemon builds results.
+//! - [`status`]: an error's code and hints on a gRPC status.
 //! - [`logfile`]: log files only their user may read.
 //! - [`ownership`]: are the data folder, the database and the state folder
 //!   this user's alone? Checked before anything is read from them.
@@ -46,19 +39,14 @@
 pub mod atomic;
 pub mod careful_open;
 pub mod client;
-pub mod codes;
 pub mod instance_lock;
 pub mod landing;
 pub mod logfile;
 pub mod ownership;
 pub mod paths;
 pub mod record;
-pub mod settings;
 pub mod spawn;
-pub use berth_core::text;
-pub mod tool_args;
-pub mod tool_results;
-pub mod tools;
+pub mod status;
 pub mod transport;
 #[cfg(windows)]
 pub mod user_sid;

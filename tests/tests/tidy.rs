@@ -169,7 +169,8 @@ fn a_renamed_test_or_a_moved_file_is_caught() {
 }
 
 /// The product crates' source folders: what ships (tests, benches and fuzz checks do not).
-const PRODUCT_SOURCES: [&str; 7] = [
+const PRODUCT_SOURCES: [&str; 8] = [
+    "vocab/src",
     "proto/src",
     "daemon/src",
     "daemon/core/src",

@@ -20,7 +20,7 @@ use berth_proto::client::{ClientError, Connection, compare_versions};
 use berth_proto::ownership;
 use berth_proto::paths::{self, EnvCtx, Uid};
 use berth_proto::pb;
-use berth_proto::text::escaped;
+use berth_vocab::text::escaped;
 use clap::Args;
 
 use crate::context::Ctx;

@@ -14,7 +14,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use berth_proto::careful_open::{self, is_link_refusal};
-use berth_proto::codes::Code;
+use berth_vocab::codes::Code;
 use cap_std::fs::Dir;
 
 use super::folders;

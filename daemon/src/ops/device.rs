@@ -18,7 +18,7 @@ use crate::pool::Pool;
 use crate::store::{Store, StoreError};
 use berth_core::homeguard::GuardCtx;
 use berth_core::registry::Registry;
-use berth_proto::settings::Setting;
+use berth_vocab::settings::Setting;
 
 /// How long calls under way may run once a stop starts; after it, nothing
 /// commits any more (docs/decisions/0015-stop-means-stopped.md).
@@ -242,6 +242,6 @@ impl Device {
     /// `no workspace x — workspaces: a, b`
     pub(crate) fn unknown_workspace(&self, name: &str) -> BerthError {
         let reg = self.registry();
-        BerthError::not_found(berth_proto::text::no_workspace(name, &reg.names()))
+        BerthError::not_found(berth_vocab::text::no_workspace(name, &reg.names()))
     }
 }

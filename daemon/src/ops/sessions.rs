@@ -368,7 +368,7 @@ impl Device {
 mod tests {
     use super::*;
     use crate::store::Store;
-    use berth_proto::codes::Code;
+    use berth_vocab::codes::Code;
 
     fn device(data: &std::path::Path) -> Device {
         let store = Store::open(&data.join("berth.db")).unwrap();

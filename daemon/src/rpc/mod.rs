@@ -10,6 +10,8 @@ pub(crate) mod server;
 pub(crate) mod socket;
 pub(crate) mod throttle;
 
+use berth_proto::status::CodeStatus as _;
+
 use crate::error::BerthError;
 
 /// An operation's failure as the client sees it: the code in `berth-code`, the hints in

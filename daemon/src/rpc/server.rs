@@ -6,10 +6,11 @@
 
 use std::sync::Arc;
 
-use berth_proto::codes::Code;
 use berth_proto::paths::{BERTH_DATA_DIR, BERTH_SOCKET};
 use berth_proto::pb::{self, berth_server::BerthServer};
+use berth_proto::status::CodeStatus as _;
 use berth_proto::{CLIENT_VERSION_HEADER, PROTOCOL};
+use berth_vocab::codes::Code;
 use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 use tracing::instrument;

@@ -7,7 +7,7 @@ pub mod stop;
 use berth_proto::paths::EnvCtx;
 use berth_proto::pb::StatusReply;
 use berth_proto::record::{self, Fallback};
-use berth_proto::text::escaped;
+use berth_vocab::text::escaped;
 
 /// Why the daemon listens in a folder of its own, when it does (ADR 0042): the running
 /// daemon's record says; with none running, what one started now would do, because the

@@ -2,7 +2,7 @@
 
 use berth_proto::client::{self, ClientError, Connection};
 use berth_proto::paths;
-use berth_proto::text::escaped;
+use berth_vocab::text::escaped;
 
 use crate::context::Ctx;
 use crate::output::{self, CliError};
