@@ -29,8 +29,8 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-use berth_proto::client::{ClientError, Connection};
-use berth_proto::paths::EnvCtx;
+use berth_client::client::{ClientError, Connection};
+use berth_client::paths::EnvCtx;
 use berth_proto::pb;
 use berth_vocab::codes::Code;
 use clap::Parser;

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use berth_proto::client::{ClientError, Connection};
-use berth_proto::paths::EnvCtx;
+use berth_client::client::{ClientError, Connection};
+use berth_client::paths::EnvCtx;
 use berth_proto::pb;
 use berth_proto::status::CodeStatus as _;
 use berth_vocab::codes::Code;

@@ -16,10 +16,11 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use berth_proto::client::{ClientError, Connection, compare_versions};
-use berth_proto::ownership;
-use berth_proto::paths::{self, EnvCtx, Uid};
+use berth_client::client::{ClientError, Connection};
+use berth_client::ownership;
+use berth_client::paths::{self, EnvCtx, Uid};
 use berth_proto::pb;
+use berth_proto::versions::compare_versions;
 use berth_vocab::text::escaped;
 use clap::Args;
 
@@ -492,7 +493,7 @@ fn log_check(env: &EnvCtx, diagnosis: Option<&pb::DiagnoseReply>) -> Check {
     let file = match diagnosis {
         Some(d) => PathBuf::from(&d.log_file),
         None => match paths::state_dir(env) {
-            Ok(d) => d.join(berth_proto::logfile::DAEMON_LOG),
+            Ok(d) => d.join(berth_client::logfile::DAEMON_LOG),
             Err(e) => return unknown("log", e.to_string()),
         },
     };

@@ -16,7 +16,7 @@ use super::{Client, Locations, Os, Programs, Scope, powershell_call, shell_word}
 /// The locations are `paths::LOCATION_VARIABLES`, so one read there is forwarded here too.
 pub fn codex_forwarded_env() -> Vec<&'static str> {
     // In the order earlier versions wrote, so a registration made then is unchanged.
-    let [socket, data_dir, xdg @ ..] = berth_proto::paths::LOCATION_VARIABLES;
+    let [socket, data_dir, xdg @ ..] = berth_client::paths::LOCATION_VARIABLES;
     [
         "BERTH_WORKSPACE",
         "BERTH_EXTRA_HOME",
@@ -27,7 +27,7 @@ pub fn codex_forwarded_env() -> Vec<&'static str> {
     .into_iter()
     .chain(["BERTH_DAEMON", "BERTH_LOG"])
     .chain(xdg)
-    .chain([berth_proto::paths::XDG_CONFIG_HOME])
+    .chain([berth_client::paths::XDG_CONFIG_HOME])
     .collect()
 }
 

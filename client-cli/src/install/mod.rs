@@ -128,7 +128,7 @@ impl Locations {
             .map_err(|e| format!("cannot read the current directory: {e}"))?;
         Ok(Locations {
             home,
-            xdg_config_home: var(berth_proto::paths::XDG_CONFIG_HOME),
+            xdg_config_home: var(berth_client::paths::XDG_CONFIG_HOME),
             appdata: var("APPDATA"),
             codex_home: var("CODEX_HOME"),
             claude_config_dir: var("CLAUDE_CONFIG_DIR"),

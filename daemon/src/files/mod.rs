@@ -303,7 +303,7 @@ impl Folder {
             self.dir.open_dir(parent)
         }
         .map_err(|e| self.err(parent, e))?;
-        berth_proto::atomic::replace(&folder, name, bytes).map_err(|e| self.err(rel, e))
+        berth_client::atomic::replace(&folder, name, bytes).map_err(|e| self.err(rel, e))
     }
 
     /// Replaces the one occurrence of `old` with `new`.

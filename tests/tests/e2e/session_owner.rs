@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use berth_proto::client::{ClientError, Connection};
+use berth_client::client::{ClientError, Connection};
 use berth_proto::pb;
 use berth_tests::mcp::McpSession;
 use berth_tests::{TestEnv, bin, wait_until};

@@ -1,7 +1,7 @@
 //! `berth daemon status`: never starts the daemon.
 
-use berth_proto::client::{self, ClientError, Connection};
-use berth_proto::paths;
+use berth_client::client::{self, ClientError, Connection};
+use berth_client::paths;
 use berth_vocab::text::escaped;
 
 use crate::context::Ctx;

@@ -16,13 +16,13 @@ use tonic::transport::{Channel, Endpoint, Uri};
 
 use crate::ownership::{self, NotOurs};
 use crate::paths::{self, EnvCtx, PathError};
-use crate::pb::berth_client::BerthClient;
 use crate::record;
 use crate::spawn::{self, Readiness};
-use crate::status::CodeStatus as _;
 use crate::transport::LocalStream;
 use crate::verify::{self, DialError, Untrusted};
-use crate::{CLIENT_VERSION_HEADER, DATA_DIR_HEADER, PROTOCOL, VERSION};
+use berth_proto::pb::berth_client::BerthClient;
+use berth_proto::status::CodeStatus as _;
+use berth_proto::{CLIENT_VERSION_HEADER, DATA_DIR_HEADER, PROTOCOL, VERSION};
 use berth_vocab::codes::Code;
 
 /// How long a daemon may take to become ready after it was spawned.
@@ -184,7 +184,7 @@ impl ClientError {
     /// The next steps the daemon sent with its error, in order.
     pub fn hints(&self) -> Vec<String> {
         match self {
-            ClientError::Rpc(s) => crate::status::hints(s),
+            ClientError::Rpc(s) => berth_proto::status::hints(s),
             _ => Vec::new(),
         }
     }
@@ -286,8 +286,8 @@ impl Connection {
         Ok(Connection {
             plain: BerthClient::new(channel.clone()),
             client: BerthClient::with_interceptor(channel, stamp)
-                .max_decoding_message_size(crate::MAX_MESSAGE_BYTES)
-                .max_encoding_message_size(crate::MAX_MESSAGE_BYTES),
+                .max_decoding_message_size(berth_proto::MAX_MESSAGE_BYTES)
+                .max_encoding_message_size(berth_proto::MAX_MESSAGE_BYTES),
             socket,
             data_dir,
             env,
@@ -363,9 +363,11 @@ impl Connection {
     }
 
     /// The daemon's status. Sent unstamped, so any version answers.
-    pub async fn status(&mut self) -> Result<crate::pb::StatusReply, ClientError> {
+    pub async fn status(&mut self) -> Result<berth_proto::pb::StatusReply, ClientError> {
         let mut c = self.plain.clone();
-        match tokio::time::timeout(ANSWER_TIMEOUT, c.status(crate::pb::StatusRequest {})).await {
+        match tokio::time::timeout(ANSWER_TIMEOUT, c.status(berth_proto::pb::StatusRequest {}))
+            .await
+        {
             Ok(Ok(r)) => Ok(r.into_inner()),
             Ok(Err(s)) => Err(classify(&self.socket, s)),
             Err(_) => Err(wedged(&self.socket)),
@@ -376,7 +378,7 @@ impl Connection {
     /// obeys; with the data folder, so a daemon of another registry refuses.
     pub async fn shutdown(&mut self) -> Result<(), ClientError> {
         let mut c = self.plain.clone();
-        let mut req = tonic::Request::new(crate::pb::ShutdownRequest {});
+        let mut req = tonic::Request::new(berth_proto::pb::ShutdownRequest {});
         if let Some(d) = &self.data_dir {
             req.metadata_mut().insert_bin(DATA_DIR_HEADER, d.clone());
         }
@@ -736,49 +738,5 @@ fn not_ready(socket: &Path) -> ClientError {
     ClientError::NotReady {
         socket: socket.to_path_buf(),
         secs: START_TIMEOUT.as_secs(),
-    }
-}
-
-/// Compares two `major.minor.patch` versions numerically (a pre-release
-/// suffix is ignored). Unparsable parts count as zero, and so do missing
-/// ones: "1.2" is "1.2.0".
-pub fn compare_versions(a: &str, b: &str) -> std::cmp::Ordering {
-    let parts = |v: &str| -> Vec<u64> {
-        v.split(['-', '+'])
-            .next()
-            .unwrap_or("")
-            .split('.')
-            .map(|p| p.parse().unwrap_or(0))
-            .collect()
-    };
-    let (a, b) = (parts(a), parts(b));
-    let at = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
-    (0..a.len().max(b.len()))
-        .map(|i| at(&a, i).cmp(&at(&b, i)))
-        .find(|o| o.is_ne())
-        .unwrap_or(std::cmp::Ordering::Equal)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::cmp::Ordering;
-
-    #[test]
-    fn versions_compare_numerically_not_as_text() {
-        assert_eq!(compare_versions("0.10.0", "0.9.9"), Ordering::Greater);
-        assert_eq!(compare_versions("1.2.3", "1.2.3"), Ordering::Equal);
-        assert_eq!(compare_versions("1.2.3-rc.1", "1.2.3"), Ordering::Equal);
-        assert_eq!(compare_versions("1.2.3", "1.3.0"), Ordering::Less);
-    }
-
-    #[test]
-    fn a_missing_part_counts_as_zero() {
-        assert_eq!(compare_versions("1.2", "1.2.0"), Ordering::Equal);
-        assert_eq!(compare_versions("1.2.0", "1.2"), Ordering::Equal);
-        assert_eq!(compare_versions("1", "1.0.0-rc.2"), Ordering::Equal);
-        assert_eq!(compare_versions("1.2", "1.2.1"), Ordering::Less);
-        assert_eq!(compare_versions("1.3", "1.2.9"), Ordering::Greater);
-        assert_eq!(compare_versions("", "0.0.0"), Ordering::Equal);
     }
 }
