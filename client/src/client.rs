@@ -671,13 +671,17 @@ async fn wait_for_record(
 fn data_folder_holder_runs(data_dir: &Path) -> bool {
     let pid = std::fs::read_to_string(paths::data_lock_path(data_dir))
         .ok()
-        .and_then(|s| s.trim().parse::<libc::pid_t>().ok());
-    let Some(pid) = pid.filter(|&p| p > 0) else {
+        .and_then(|s| s.trim().parse::<i32>().ok());
+    let Some(pid) = pid
+        .filter(|&p| p > 0)
+        .and_then(rustix::process::Pid::from_raw)
+    else {
         return false;
     };
-    // SAFETY: signal 0 only asks whether the process exists.
-    unsafe {
-        libc::kill(pid, 0) == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    // Signal 0 only asks whether the process exists; EPERM says it does, as another user's.
+    match rustix::process::test_kill_process(pid) {
+        Ok(()) => true,
+        Err(e) => e == rustix::io::Errno::PERM,
     }
 }
 
