@@ -169,13 +169,14 @@ fn a_renamed_test_or_a_moved_file_is_caught() {
 }
 
 /// The product crates' source folders: what ships (tests, benches and fuzz checks do not).
-const PRODUCT_SOURCES: [&str; 9] = [
+const PRODUCT_SOURCES: [&str; 10] = [
     "vocab/src",
     "proto/src",
     "client/src",
     "daemon/src",
     "daemon/core/src",
     "client-cli/src",
+    "client-cli/install/src",
     "client-cli/entry/src",
     "mcp-shim/src",
     "hook-shim/src",

@@ -245,6 +245,17 @@ fn confined(mut specs: Vec<FileSpec>, scope: Scope, loc: &Locations) -> Vec<File
     specs
 }
 
+/// A server that `berth exec` wraps, as its registration spells it.
+#[derive(Debug)]
+pub struct Wrapped {
+    /// The entry's name.
+    pub name: String,
+    /// CMD and its arguments (empty when uninstalling).
+    pub command: Vec<String>,
+    /// The word `--roots` takes: where the server's MCP roots come from.
+    pub roots: &'static str,
+}
+
 /// The one file of a wrapped server's registration: `berth exec --roots
 /// FROM [--cwd ${workspaceFolder}] -- CMD ...` under its name in the
 /// client's MCP file and shape (docs/decisions/0026-berth-exec.md,
@@ -255,13 +266,13 @@ pub fn exec_files(
     scope: Scope,
     loc: &Locations,
     berth: &std::path::Path,
-    wrapped: &crate::commands::install::Wrapped,
+    wrapped: &Wrapped,
 ) -> Result<Vec<FileSpec>, Unsupported> {
     let (name, command) = (&wrapped.name, &wrapped.command);
     let mut args = vec![
         "exec".to_string(),
         "--roots".to_string(),
-        wrapped.roots.word().to_string(),
+        wrapped.roots.to_string(),
     ];
     if passes_cwd(client) {
         args.extend(["--cwd".to_string(), WORKSPACE_FOLDER.to_string()]);

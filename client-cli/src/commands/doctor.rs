@@ -25,9 +25,9 @@ use berth_vocab::text::escaped;
 use clap::Args;
 
 use crate::context::Ctx;
-use crate::install::audit::{self, HookTrust, Inherits, Standing};
-use crate::install::{Locations, Programs, Scope};
 use crate::output::{self, CliError};
+use berth_install::audit::{self, HookTrust, Inherits, Standing};
+use berth_install::{Locations, Programs, Scope};
 
 /// Arguments of `berth doctor`.
 #[derive(Args, Debug)]
@@ -606,7 +606,7 @@ fn client_checks(checks: &mut Vec<Check>, data_dir: Option<&Path>) {
         }
     }
     let codex = survey.iter().any(|r| {
-        r.client == crate::install::Client::Codex
+        r.client == berth_install::Client::Codex
             && r.scope == Scope::User
             && r.standing == Standing::Registered
     });
