@@ -14,7 +14,7 @@ pub fn session_start(client: Client, context: &str) -> String {
     if context.is_empty() {
         return String::new();
     }
-    let context = berth_proto::text::escaped_lines(context);
+    let context = berth_vocab::text::escaped_lines(context);
     let doc = match client {
         // Claude Code and Codex document this shape; VS Code reads the same
         // one (it also runs Claude Code's hooks).
@@ -122,7 +122,7 @@ pub fn pre_tool(
     asks: bool,
     notifier: Notifier,
 ) -> String {
-    let reason = berth_proto::text::escaped(reason);
+    let reason = berth_vocab::text::escaped(reason);
     let reason = reason.as_ref();
     let verdict = match verdict {
         Verdict::Ask if !(asks && matches!(client, Client::ClaudeCode | Client::VsCode)) => {

@@ -13,11 +13,11 @@
 use std::path::Path;
 use std::time::Duration;
 
+use berth_client::client::Connection;
+use berth_client::landing::landing;
+use berth_client::paths::EnvCtx;
 use berth_hook::payload::{self, Client};
 use berth_hook::tool_call::{ToolCall, tool_call};
-use berth_proto::client::Connection;
-use berth_proto::landing::landing;
-use berth_proto::paths::EnvCtx;
 use berth_proto::pb;
 
 use crate::input::{self, Input};

@@ -51,7 +51,7 @@ use crate::cache::watch::{
 };
 use crate::cache::watch::{WatchEvent, WatchEvent::Change};
 use berth_core::project_file::{PROJECT_DIR, project_file_path};
-use berth_proto::settings::Setting;
+use berth_vocab::settings::Setting;
 
 /// How the cache is bounded. Read from settings at daemon start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

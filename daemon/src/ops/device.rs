@@ -19,7 +19,7 @@ use crate::pool::Pool;
 use crate::store::{Store, StoreError};
 use berth_core::homeguard::GuardCtx;
 use berth_core::registry::Registry;
-use berth_proto::settings::Setting;
+use berth_vocab::settings::Setting;
 
 /// How long calls under way may run once a stop starts; after it, nothing
 /// commits any more (docs/decisions/0015-stop-means-stopped.md).
@@ -285,7 +285,7 @@ impl Device {
     /// `no workspace x — workspaces: a, b`
     pub(crate) fn unknown_workspace(&self, name: &str) -> BerthError {
         let reg = self.registry();
-        BerthError::not_found(berth_proto::text::no_workspace(name, &reg.names()))
+        BerthError::not_found(berth_vocab::text::no_workspace(name, &reg.names()))
     }
 }
 
@@ -349,7 +349,7 @@ mod tests {
     use crate::pool::Lane;
     use berth_core::memfs::MemFs;
     use berth_core::registry::Home;
-    use berth_proto::codes::Code;
+    use berth_vocab::codes::Code;
     use std::sync::mpsc;
     use std::time::Duration;
     use tokio::task::JoinHandle;

@@ -13,6 +13,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use berth_client::landing::landing;
 use berth_core::fsview::{WalkStep, look_along};
 use berth_core::guard::{Claim, ClaimKind, Session, Target, first_objection, reason, target};
 use berth_core::pathutil::is_within;
@@ -20,7 +21,6 @@ use berth_core::qualify::{Own, own_folder};
 use berth_core::registry::Registry;
 use berth_core::resolve::{Answer, Mode};
 use berth_core::walk::walk_plan;
-use berth_proto::landing::landing;
 
 use crate::error::BerthError;
 use crate::ops::caller::Caller;
@@ -42,7 +42,7 @@ pub struct GuardCall<'a> {
     pub followed: &'a [Followed],
 }
 
-/// One target as the hook followed it ([`berth_proto::landing`]).
+/// One target as the hook followed it ([`berth_client::landing`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Followed {
     /// Where the write lands; empty when the hook could say nothing about it.

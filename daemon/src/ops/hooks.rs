@@ -2,7 +2,7 @@
 //! the conversation and hands back the configured stop command. The hook
 //! process runs that command itself, bounded in time.
 
-use berth_proto::text::escaped;
+use berth_vocab::text::escaped;
 
 use crate::error::BerthError;
 use crate::ops::caller::Caller;
@@ -12,7 +12,7 @@ use crate::ops::live::Peer;
 use crate::store::Conversation;
 use berth_core::qualify::{Own, own_folder};
 use berth_core::resolve::{Answer, Mode};
-use berth_proto::settings::Setting;
+use berth_vocab::settings::Setting;
 
 /// What a hook forwarded.
 #[derive(Debug, Clone, Copy)]

@@ -360,7 +360,7 @@ impl Device {
 mod tests {
     use super::*;
     use crate::store::Store;
-    use berth_proto::codes::Code;
+    use berth_vocab::codes::Code;
 
     fn device(data: &std::path::Path) -> Device {
         Device::for_test(Store::open(&data.join("berth.db")).unwrap(), data, None)

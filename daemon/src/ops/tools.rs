@@ -4,13 +4,13 @@
 
 use std::path::PathBuf;
 
-use berth_proto::text::escaped;
-use berth_proto::tool_args;
-use berth_proto::tool_results::{
+use berth_vocab::text::escaped;
+use berth_vocab::tool_args;
+use berth_vocab::tool_results::{
     DeviceContext, Done, Failure, FileText, Found, Listing, Ls, Moved, Reply, UsedWorkspace,
     WorkspaceList, WorkspaceView, Written, json_text,
 };
-use berth_proto::tools::Tool;
+use berth_vocab::tools::Tool;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

@@ -209,7 +209,7 @@ impl Drop for Running {
 mod tests {
     use super::fate::may_commit;
     use super::*;
-    use berth_proto::codes::Code;
+    use berth_vocab::codes::Code;
     use std::sync::mpsc;
     use tokio::sync::oneshot;
     use tokio::task::JoinHandle;

@@ -14,9 +14,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use berth_proto::ownership;
-use berth_proto::paths::{self, EnvCtx, Uid};
-use berth_proto::record::Fallback;
+use berth_client::ownership;
+use berth_client::paths::{self, EnvCtx, Uid};
+use berth_client::record::Fallback;
 
 use crate::ops::device::{Device, STOP_GRACE};
 use crate::process::lock::{DataFolder, InstanceLock};
@@ -262,7 +262,7 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, BootError> {
     // is held until the process is gone (the kernel drops it at exit), so
     // `status` and `stop --force` see a process as long as there is one.
     runtime.shutdown_timeout(THREADS_EXIT_WAIT);
-    berth_proto::record::remove_if_ours(&data_dir, std::process::id());
+    berth_client::record::remove_if_ours(&data_dir, std::process::id());
     // The folder of its own goes with it; its lock file too, a moment before
     // the process (nobody else locks in that folder).
     #[cfg(unix)]
@@ -298,7 +298,7 @@ fn derived_folder(
         Err(e @ paths::PrivateDirError::Unsafe { .. })
             if env.berth_socket.is_none() && !inherited =>
         {
-            let because = berth_proto::verify::check_folder(socket, env.uid)
+            let because = berth_client::verify::check_folder(socket, env.uid)
                 .err()
                 .map_or_else(|| e.to_string(), |u| u.problem);
             Ok(Some(Fallback {
@@ -373,19 +373,19 @@ async fn serve(
     // Clients of this data folder whose own socket path differs (a stripped
     // environment) find us through this record.
     let in_own_folder = fallback.is_some();
-    let record = berth_proto::record::DaemonRecord {
+    let record = berth_client::record::DaemonRecord {
         socket: socket.clone(),
         pid: std::process::id(),
         version: device.version().to_string(),
         data_dir: device.data_dir().to_path_buf(),
         fallback,
     };
-    if let Err(e) = berth_proto::record::write(device.data_dir(), &record) {
+    if let Err(e) = berth_client::record::write(device.data_dir(), &record) {
         // In a folder of its own, the record is the only way to this daemon.
         if in_own_folder {
             return Err(BootError::Refused(format!(
                 "cannot write the daemon record {:?} ({e}), which is how clients find a daemon listening in a folder of its own",
-                berth_proto::paths::record_path(device.data_dir())
+                berth_client::paths::record_path(device.data_dir())
             )));
         }
         tracing::warn!(error = %e, "cannot write the daemon record; clients with other socket variables will not find this daemon");

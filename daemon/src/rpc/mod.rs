@@ -12,6 +12,8 @@ pub(crate) mod socket;
 pub(crate) mod throttle;
 pub(crate) mod wire;
 
+use berth_proto::status::CodeStatus as _;
+
 use crate::error::BerthError;
 
 /// An operation's failure as the client sees it: the code in `berth-code`, the hints in

@@ -6,10 +6,11 @@
 
 use std::sync::Arc;
 
-use berth_proto::codes::Code;
-use berth_proto::paths::{BERTH_DATA_DIR, BERTH_SOCKET};
+use berth_client::paths::{BERTH_DATA_DIR, BERTH_SOCKET};
 use berth_proto::pb::{self, berth_server::BerthServer};
+use berth_proto::status::CodeStatus as _;
 use berth_proto::{CLIENT_VERSION_HEADER, PROTOCOL};
+use berth_vocab::codes::Code;
 use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 use tracing::instrument;
@@ -57,7 +58,7 @@ fn check_client_version(ours: &str, req: &Request<()>) -> Result<(), Status> {
     let (theirs, protocol) = stamp.split_once('/').unwrap_or((stamp, "0"));
     let protocol: u32 = protocol.parse().unwrap_or(0);
     let newer_client = protocol > PROTOCOL
-        || berth_proto::client::compare_versions(theirs, ours) == std::cmp::Ordering::Greater;
+        || berth_proto::versions::compare_versions(theirs, ours) == std::cmp::Ordering::Greater;
     if newer_client {
         return Err(Code::DaemonOutdated.status(format!(
             "the running berthd ({ours}) is older than this client ({theirs})"
@@ -102,7 +103,7 @@ impl ServedDataDir {
         else {
             return Ok(());
         };
-        let Some(theirs) = berth_proto::paths::path_from_wire(&bytes) else {
+        let Some(theirs) = berth_client::paths::path_from_wire(&bytes) else {
             return Err(Code::OtherDataDir.status(format!(
                 "the client's data folder is not a path this system can name; set {BERTH_DATA_DIR} to a folder whose name is valid Unicode",
             )));

@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use berth_proto::paths::Uid;
-use berth_proto::transport::LocalStream;
+use berth_client::paths::Uid;
+use berth_client::transport::LocalStream;
 use interprocess::local_socket::tokio::Listener;
 use interprocess::local_socket::traits::tokio::Listener as _;
 use interprocess::local_socket::{GenericFilePath, ListenerOptions, ToFsName};
@@ -51,7 +51,7 @@ pub enum BindError {
     InUse(PathBuf),
     /// The socket's folder is unsafe or cannot be made.
     #[error(transparent)]
-    Dir(#[from] berth_proto::paths::PrivateDirError),
+    Dir(#[from] berth_client::paths::PrivateDirError),
     /// Binding or renaming failed.
     #[error("binding socket {path:?}: {source}")]
     Io {
@@ -76,7 +76,7 @@ impl BoundSocket {
             source,
         };
         let dir = path.parent().unwrap_or(Path::new("/"));
-        berth_proto::paths::ensure_private_dir(dir, uid)?;
+        berth_client::paths::ensure_private_dir(dir, uid)?;
         if path.exists() && LocalStream::dial(path).await.is_ok() {
             return Err(BindError::InUse(path.to_path_buf()));
         }
@@ -114,7 +114,7 @@ impl BoundSocket {
             path: path.to_path_buf(),
             source,
         };
-        let sd = berth_proto::user_sid::pipe_security_descriptor().map_err(io_err)?;
+        let sd = berth_client::user_sid::pipe_security_descriptor().map_err(io_err)?;
         let name = path.to_fs_name::<GenericFilePath>().map_err(io_err)?;
         match ListenerOptions::new()
             .name(name)
@@ -127,14 +127,14 @@ impl BoundSocket {
                 inode: None,
             }),
             Err(e) => {
-                if berth_proto::verify::dial(path, uid).await.is_ok() {
+                if berth_client::verify::dial(path, uid).await.is_ok() {
                     return Err(BindError::InUse(path.to_path_buf()));
                 }
                 Err(io_err(io::Error::new(
                     e.kind(),
                     format!(
                         "{e}; another process may hold this pipe name: find it (Sysinternals `handle` or `pipelist`), or set {} to another \\\\.\\pipe\\ name",
-                        berth_proto::paths::BERTH_SOCKET
+                        berth_client::paths::BERTH_SOCKET
                     ),
                 )))
             }
@@ -317,7 +317,7 @@ fn peer_of(conn: &LocalStream, uid: Uid) -> io::Result<Result<Peer, String>> {
 #[cfg(windows)]
 fn peer_of(conn: &LocalStream, _: Uid) -> io::Result<Result<Peer, String>> {
     let pid = conn.peer_pid()?;
-    if berth_proto::verify::runs_as_us(pid)? {
+    if berth_client::verify::runs_as_us(pid)? {
         Ok(Ok(Peer { pid }))
     } else {
         Ok(Err(format!("the user of pid {pid}")))

@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 
 use berth_core::resolve::{Answer, Mode, Reason};
-use berth_proto::codes::Code;
 use berth_proto::pb;
+use berth_proto::status::CodeStatus as _;
+use berth_vocab::codes::Code;
 use tonic::Status;
 
 use crate::error::BerthError;

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use berth_proto::settings::Setting;
+use berth_vocab::settings::Setting;
 use rusqlite::{
     Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
 };
@@ -983,7 +983,7 @@ mod tests {
             "{err}"
         );
         let err = crate::error::BerthError::from(err);
-        assert_eq!(err.code, berth_proto::codes::Code::ShuttingDown, "{err}");
+        assert_eq!(err.code, berth_vocab::codes::Code::ShuttingDown, "{err}");
         // Not mistaken for a duplicate by the constraint mapping.
         let err = s.create_workspace("zz", &Home::Managed).unwrap_err();
         assert!(!matches!(err, StoreError::Constraint(_)), "{err}");
@@ -1074,7 +1074,7 @@ mod tests {
             "{full:?}"
         );
         let e = BerthError::from(full);
-        assert_eq!(e.code, berth_proto::codes::Code::DiskFull);
+        assert_eq!(e.code, berth_vocab::codes::Code::DiskFull);
         assert_eq!(
             e.message,
             format!(
