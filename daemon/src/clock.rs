@@ -5,7 +5,7 @@
 //!   against is read with [`now`]. In production it is the system's monotonic clock; a test
 //!   pauses it (`start_paused`) and steps it with `tokio::time::advance`, so no test waits.
 //! - **The time of day** (compared with the disk's timestamps, stored in the registry) is a
-//!   [`WallClock`] the device is given: [`system`] in production, [`ManualWall`] in tests.
+//!   [`WallClock`] the daemon is given: [`system`] in production, [`ManualWall`] in tests.
 //!   Tokio's paused clock does not move `SystemTime`, hence a clock of its own.
 
 use std::sync::Arc;

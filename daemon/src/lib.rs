@@ -1,7 +1,7 @@
 //! berthd: berth's per-user daemon, around the pure core in the `berth-core` crate
 //! (ARCHITECTURE.md, "Code Map"). Its folders are its layers:
 //!
-//! - `ops`: the device's state ([`Device`]) and its operations, plain Rust data in and out;
+//! - `ops`: the daemon's state ([`Daemon`]) and its operations, plain Rust data in and out;
 //!   `gather` is where resolution meets the disk.
 //! - `store`: the registry in SQLite.
 //! - `cache`: the lookup cache of project files, its watches and the real filesystem view.
@@ -39,7 +39,7 @@ pub use cache::watch::{EventSink, NotifyWatcher, WatchEvent};
 pub use cache::{CacheConfig, LookupCache};
 pub use files::Folder;
 pub use ops::caller::Caller;
-pub use ops::device::Device;
+pub use ops::daemon::Daemon;
 pub use process::lifecycle::{Options, run};
 pub use rpc::connections::Limits;
 pub use store::Store;

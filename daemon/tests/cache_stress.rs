@@ -1,6 +1,6 @@
 //! The lookup cache is never stale (ADR 0004): a seeded generator creates, edits, renames and
 //! deletes folders, project files (valid and invalid) and `.git` markers under a temp tree, while
-//! a second thread keeps resolving random folders through a `Device` built as the daemon builds
+//! a second thread keeps resolving random folders through a `Daemon` built as the daemon builds
 //! it. After every burst of changes, once the last change is 20 ms old, every folder of the tree
 //! is resolved as the daemon serves a request (from memory when the cache can, else through the
 //! disk) and compared with the uncached oracle (the pure core over `RealFs`, from a fresh
@@ -42,7 +42,7 @@ use berth_core::resolve::{Answer, Facts, Mode, resolve};
 use berth_core::walk::walk_plan;
 use berth_core::worktree;
 use berthd::Caller;
-use berthd::Device;
+use berthd::Daemon;
 use berthd::RealFs;
 use berthd::Store;
 use berthd::{CacheConfig, LookupCache};
@@ -82,13 +82,13 @@ fn env_u64(key: &str, default: u64) -> u64 {
 }
 
 /// A temp world: a home the walks stop at, a tree beside it, a folder beside both that nothing
-/// watches, and a device over a fresh store.
+/// watches, and a daemon over a fresh store.
 struct World {
     _tmp: tempfile::TempDir,
     tree: PathBuf,
     outside: PathBuf,
     homes: Vec<PathBuf>,
-    device: Arc<Device>,
+    daemon: Arc<Daemon>,
 }
 
 impl World {
@@ -117,7 +117,7 @@ impl World {
             store.set_setting(k, v).unwrap();
         }
         // `base` is an ancestor of the home, so every walk stops inside the tree.
-        let device = Device::new(
+        let daemon = Daemon::new(
             store,
             data,
             base.join("sock"),
@@ -130,7 +130,7 @@ impl World {
             tree,
             outside,
             homes: vec![home],
-            device: Arc::new(device),
+            daemon: Arc::new(daemon),
         }
     }
 
@@ -138,7 +138,7 @@ impl World {
         Caller::new(self.tree.to_str().unwrap(), "", "").unwrap()
     }
 
-    /// `None` when the device and the oracle agree about `dir` (or `dir` is gone), else both.
+    /// `None` when the daemon and the oracle agree about `dir` (or `dir` is gone), else both.
     /// The mismatch still there after `within`, checked with growing pauses: `None` as soon
     /// as the cached answer agrees with the oracle.
     fn still_wrong_after(&self, dir: &Path, within: Duration) -> Option<String> {
@@ -159,7 +159,7 @@ impl World {
     /// spelling that no longer exists must be refused, not answered from memory.
     fn mismatch(&self, spelling: &Path) -> Option<String> {
         let caller = self.caller();
-        let (served, how) = served(&self.device, &caller, spelling);
+        let (served, how) = served(&self.daemon, &caller, spelling);
         let oracle = self.oracle(spelling);
         let agree = match (&served, &oracle) {
             (Ok(a), Some(b)) => a == b,
@@ -185,7 +185,7 @@ impl World {
             target.parent()?.to_path_buf()
         };
         let plan = walk_plan(&directory, &self.homes);
-        let registry = self.device.registry();
+        let registry = self.daemon.registry();
         let mut walk = look_along(&RealFs, plan.dirs);
         worktree::settle(&RealFs, &registry, &mut walk);
         resolve(&Facts {
@@ -207,18 +207,18 @@ static FROM_MEMORY: AtomicU64 = AtomicU64::new(0);
 /// What the daemon answers for `spelling`, the way the RPC serves it: from memory when it
 /// can, else through the disk. Also says which.
 fn served(
-    device: &Device,
+    daemon: &Daemon,
     caller: &Caller,
     spelling: &Path,
 ) -> (Result<Answer, String>, &'static str) {
     let path = spelling.to_str().unwrap();
-    match device.resolve_in_memory(caller, path, None, Mode::Agent) {
+    match daemon.resolve_in_memory(caller, path, None, Mode::Agent) {
         Some(a) => {
             FROM_MEMORY.fetch_add(1, Ordering::Relaxed);
             (a.map_err(|e| e.to_string()), "memory")
         }
         None => (
-            device
+            daemon
                 .resolve(caller, path, None, Mode::Agent)
                 .map_err(|e| e.to_string()),
             "disk",
@@ -658,7 +658,7 @@ fn stress(world: &World, ops: u64, seed: u64) -> Tally {
                         rng.pick(&dirs).clone()
                     }
                 };
-                let _ = served(&world.device, &caller, &dir);
+                let _ = served(&world.daemon, &caller, &dir);
                 background.fetch_add(1, Ordering::Relaxed);
             }
         });

@@ -25,7 +25,7 @@ fn tree() -> PathBuf {
     )
 }
 
-/// One path a file's code names, absolute: `crate::ops::device::Device`, `berth_proto::pb::X`.
+/// One path a file's code names, absolute: `crate::ops::daemon::Daemon`, `berth_proto::pb::X`.
 #[derive(Debug, Clone)]
 struct Named {
     path: Vec<String>,
@@ -40,12 +40,12 @@ impl Named {
 
 /// A file of `daemon/src` and the paths its code names.
 struct Source {
-    /// Relative to `daemon/src`: `ops/device.rs`.
+    /// Relative to `daemon/src`: `ops/daemon.rs`.
     file: String,
     names: Vec<Named>,
 }
 
-/// Every `.rs` file under `src`, by module path (`ops::device`; `cache` for `cache/mod.rs`;
+/// Every `.rs` file under `src`, by module path (`ops::daemon`; `cache` for `cache/mod.rs`;
 /// `""` for the crate root; `main.rs`, the binary, as `main`).
 fn sources(src: &Path) -> BTreeMap<String, Source> {
     let mut out = BTreeMap::new();

@@ -68,7 +68,7 @@ impl Folder {
         Ok(Folder { dir, prefix })
     }
 
-    /// Wraps a folder already opened (a workspace's home, see `Device::open_home`).
+    /// Wraps a folder already opened (a workspace's home, see `Daemon::open_home`).
     pub fn from_dir(dir: Dir, prefix: String) -> Folder {
         Folder { dir, prefix }
     }

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use crate::error::BerthError;
-use crate::ops::device::Device;
+use crate::ops::daemon::Daemon;
 
 /// The daemon's answer to a diagnosis.
 #[derive(Debug, Clone)]
@@ -21,7 +21,7 @@ pub struct Diagnosis {
     pub log_file: PathBuf,
 }
 
-impl Device {
+impl Daemon {
     /// Checks the database (read-only) and says where things are.
     pub fn diagnose(&self) -> Result<Diagnosis, BerthError> {
         // The daemon's environment never changes after start, so this is the folder its

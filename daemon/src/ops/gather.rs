@@ -13,7 +13,7 @@ use berth_vocab::codes::Code;
 
 use crate::error::BerthError;
 use crate::ops::caller::{Caller, canonical, canonical_gone};
-use crate::ops::device::Device;
+use crate::ops::daemon::Daemon;
 use berth_core::explain::Explanation;
 use berth_core::fsview::WalkStep;
 use berth_core::fsview::look_along;
@@ -55,7 +55,7 @@ impl Gathered {
     }
 }
 
-impl Device {
+impl Daemon {
     /// Walks from `path` (relative to the caller's cwd; a file means its
     /// folder) and looks at each directory on the way.
     pub fn gather(&self, caller: &Caller, path: &str) -> Result<Gathered, BerthError> {
@@ -81,7 +81,7 @@ impl Device {
         walk
     }
 
-    /// [`Device::gather`] from memory alone, or `None` when the disk must be read: `directory`
+    /// [`Daemon::gather`] from memory alone, or `None` when the disk must be read: `directory`
     /// (plain and absolute) must be a folder the lookup cache knows as canonical, and every
     /// folder of its walk must have a watched entry (docs/decisions/0025-resolving-from-memory.md).
     /// Never touches the disk, so it runs on the async worker that received the request, without
@@ -106,7 +106,7 @@ impl Device {
         })
     }
 
-    /// [`Device::gather`] for a conversation's cwd, which may be gone by now: a missing folder
+    /// [`Daemon::gather`] for a conversation's cwd, which may be gone by now: a missing folder
     /// is walked from where it was (a claim is judged by what claimed it, not by what is there now:
     /// docs/reference.md, "Conversations").
     fn gather_cwd(&self, caller: &Caller, cwd: &str) -> Result<Gathered, BerthError> {
@@ -137,7 +137,7 @@ impl Device {
         resolve(&gathered.facts(&registry, caller, argument, mode)).map_err(pin_error)
     }
 
-    /// [`Device::resolve`] answered from memory, when [`Device::gather_in_memory`] can gather
+    /// [`Daemon::resolve`] answered from memory, when [`Daemon::gather_in_memory`] can gather
     /// (a caller with an extra home never can: its canonical spelling needs the disk).
     pub fn resolve_in_memory(
         &self,

@@ -7,8 +7,8 @@
 //! becomes.
 //!
 //! Two ways to gather the targets (docs/decisions/0052-the-guard-answers-from-memory.md):
-//! [`Device::guard_in_memory`] takes the hook's own following of each target when the lookup
-//! cache vouches for every folder and walk, and touches no disk; [`Device::guard`], on the
+//! [`Daemon::guard_in_memory`] takes the hook's own following of each target when the lookup
+//! cache vouches for every folder and walk, and touches no disk; [`Daemon::guard`], on the
 //! pool, follows each target on the disk itself.
 
 use std::path::{Component, Path, PathBuf};
@@ -24,7 +24,7 @@ use berth_core::walk::walk_plan;
 
 use crate::error::BerthError;
 use crate::ops::caller::Caller;
-use crate::ops::device::Device;
+use crate::ops::daemon::Daemon;
 use crate::ops::homes::home_of;
 
 /// What a pre-tool hook forwarded.
@@ -98,7 +98,7 @@ pub struct GuardOutcome {
     pub other_folder: Option<PathBuf>,
 }
 
-impl Device {
+impl Daemon {
     /// Judges one pre-tool call (see the module docs), following each target on the disk.
     pub fn guard(&self, caller: &Caller, call: &GuardCall<'_>) -> Result<GuardOutcome, BerthError> {
         let answer = self.resolve(&self.session_caller(caller, call), "", None, Mode::Agent)?;
@@ -120,7 +120,7 @@ impl Device {
         Ok(self.judge(answer, &reg, decision, &targets, call))
     }
 
-    /// [`Device::guard`] from memory alone, with the hook's own following of each target, or
+    /// [`Daemon::guard`] from memory alone, with the hook's own following of each target, or
     /// `None` when the disk must be read: the session's resolution must be in memory (ADR 0025),
     /// and each target's folder a folder the lookup cache knows as canonical, with every folder
     /// of its walk a watched entry. Never touches the disk, so it runs on the async worker.
@@ -308,7 +308,7 @@ mod tests {
     /// repository as git lays it out, outside every root.
     struct World {
         _t: tempfile::TempDir,
-        d: Device,
+        d: Daemon,
         shop: PathBuf,
         alpha: PathBuf,
         feat: PathBuf,
@@ -341,7 +341,7 @@ mod tests {
             store.create_workspace(name, &Home::Managed).unwrap();
             store.add_root(name, root).unwrap();
         }
-        let d = Device::for_test(store, &data, Some(base));
+        let d = Daemon::for_test(store, &data, Some(base));
         World {
             _t: t,
             d,

@@ -1,5 +1,5 @@
 //! Where a workspace's files live (docs/reference.md, "Workspaces and homes"). [`home_of`] is the
-//! one function that derives a home; no caller derives one itself. [`Device::open_home`] is
+//! one function that derives a home; no caller derives one itself. [`Daemon::open_home`] is
 //! the one way file tools reach a home: opened with no symlink anywhere on its
 //! path, and, for a local home, checked to be the very folder (device and
 //! inode) that was approved. Homes never nest: one workspace's tools could
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{BerthError, is_disk_full};
 use crate::files::atomic::{Budget, sweep_stale};
 use crate::files::linkfree::{self, Handle, Identity};
-use crate::ops::device::Device;
+use crate::ops::daemon::Daemon;
 use berth_core::homeguard::{GuardCtx, HomeRefusal, check_home_lexical};
 use berth_core::pathutil::{is_strict_ancestor, normalize};
 use berth_core::registry::{Home, Registry, WorkspaceEntry};
@@ -208,7 +208,7 @@ fn writable_and_searchable(dir: &Path) -> bool {
     std::fs::metadata(dir).is_ok_and(|m| m.is_dir() && !m.permissions().readonly())
 }
 
-impl Device {
+impl Daemon {
     /// Opens `entry`'s home for its file tools. A managed home is created on first use and
     /// opened beneath berth's data dir; a local home is opened from `/`. Either way no symlink
     /// on the path is followed, and a local home must be the folder that was approved: its

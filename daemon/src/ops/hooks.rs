@@ -6,7 +6,7 @@ use berth_vocab::text::escaped;
 
 use crate::error::BerthError;
 use crate::ops::caller::Caller;
-use crate::ops::device::Device;
+use crate::ops::daemon::Daemon;
 use crate::ops::links::{Link, link_of};
 use crate::ops::live::Peer;
 use crate::store::Conversation;
@@ -42,7 +42,7 @@ pub struct HookOutcome {
     pub stop_timeout_secs: u32,
 }
 
-impl Device {
+impl Daemon {
     /// Handles one hook call for the payload's cwd (the caller's cwd).
     pub fn hook(&self, caller: &Caller, call: &HookCall<'_>) -> Result<HookOutcome, BerthError> {
         let answer = self.resolve(caller, "", None, Mode::Agent)?;
@@ -87,7 +87,7 @@ impl Device {
     /// `None` when the folder's resolution is not in memory (ADR 0025), or when the line
     /// needs the store or the process table (a question, which is linked to an MCP session by
     /// the client's session id or its process, or a scratch folder's lifetime setting). The
-    /// pool then runs [`Device::hook`] as before.
+    /// pool then runs [`Daemon::hook`] as before.
     pub fn session_start_in_memory(
         &self,
         caller: &Caller,
@@ -151,7 +151,7 @@ impl Device {
     }
 }
 
-impl Device {
+impl Daemon {
     /// What a session without a project must know about its own folder:
     /// where it is, and that it is temporary. The MCP session of the same
     /// client session (by its id, or else by `link`) names the exact folder when it
@@ -233,7 +233,7 @@ mod memory_tests {
         }
         store.add_root("one", &approved).unwrap();
         let home = Some(base.clone());
-        let d = Device::for_test(store, &data, home);
+        let d = Daemon::for_test(store, &data, home);
         let caller = |dir: &std::path::Path| Caller::new(dir.to_str().unwrap(), "", "").unwrap();
 
         let here = caller(&approved);

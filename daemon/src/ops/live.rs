@@ -1,4 +1,4 @@
-//! The live sessions: the table of sessions connected to this daemon, which the device holds
+//! The live sessions: the table of sessions connected to this daemon, which the daemon holds
 //! and the session operations (`ops::sessions`) read and change. A live session belongs to the
 //! process that registered it (docs/decisions/0039-a-session-belongs-to-its-process.md).
 

@@ -1,11 +1,11 @@
-//! The device and its operations. [`device::Device`] holds the state; each other file is one
-//! kind of operation, an `impl Device` block that takes and returns plain Rust data and
+//! The daemon's state and its operations. [`daemon::Daemon`] holds the state; each other file is one
+//! kind of operation, an `impl Daemon` block that takes and returns plain Rust data and
 //! `BerthError`, never protocol types. Blocking work: the server runs every operation on the
 //! pool.
 
 pub(crate) mod answers;
 pub(crate) mod caller;
-pub(crate) mod device;
+pub(crate) mod daemon;
 pub(crate) mod diagnose;
 pub(crate) mod gather;
 pub(crate) mod guard;

@@ -11,7 +11,7 @@ use berth_vocab::settings::Setting;
 use berth_vocab::text::escaped;
 
 use crate::error::BerthError;
-use crate::ops::device::Device;
+use crate::ops::daemon::Daemon;
 use crate::ops::live::{Peer, Question};
 
 /// The most workspaces one form offers by name; any other is reached through "a new
@@ -54,7 +54,7 @@ pub enum Answered {
     Overlap(String),
 }
 
-impl Device {
+impl Daemon {
     /// Takes session `id`'s question for its client's form: `None` when nothing is to be asked
     /// (a session without a project, an assigned one, one that already returned a result, one
     /// whose linked hook already put the question, `ask.elicit off`). Taking it reserves the

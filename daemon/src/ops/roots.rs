@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 
 use crate::error::BerthError;
 use crate::ops::caller::{Caller, canonical_dir};
-use crate::ops::device::Device;
+use crate::ops::daemon::Daemon;
 use berth_core::pathutil::is_within;
 use berth_core::registry::Root;
 use berth_core::use_plan::overlap_message;
 use berth_core::walk::{Stop, guard};
 
-impl Device {
+impl Daemon {
     /// Approves `path` (relative to the caller's cwd) as a root of
     /// `workspace`. Returns the canonical path and whether it was new.
     pub fn add_root(

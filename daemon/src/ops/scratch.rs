@@ -8,7 +8,7 @@ use berth_core::scratch::{ScratchDir, ended_unseen, plan};
 use berth_vocab::settings::Setting;
 
 use crate::error::BerthError;
-use crate::ops::device::Device;
+use crate::ops::daemon::Daemon;
 
 /// Whether the shim with this pid still runs: the process exists and, where `/proc` tells,
 /// is a `berth-mcp` (so a pid reused by another program does not keep a folder forever).
@@ -16,7 +16,7 @@ pub fn shim_running(pid: u32) -> bool {
     crate::pids::runs(pid, "berth-mcp")
 }
 
-impl Device {
+impl Daemon {
     /// Marks ended the sessions that ended while no daemon heard them (see [`ended_unseen`]).
     pub fn end_unseen_sessions(&self, now: i64) -> Result<usize, BerthError> {
         let ended = ended_unseen(

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use crate::clock;
 use crate::error::BerthError;
 use crate::ops::caller::Caller;
-use crate::ops::device::Device;
+use crate::ops::daemon::Daemon;
 use crate::ops::links::{Link, link_of};
 use crate::ops::live::Question;
 use crate::ops::live::{Held, Peer, Session};
@@ -79,7 +79,7 @@ fn owned(message: String) -> BerthError {
         .hint("`berth sessions` lists the sessions and the process of each")
 }
 
-impl Device {
+impl Daemon {
     /// Registers a session: resolves its directory in agent mode and pins the
     /// answer, or re-adopts a session a restarted daemon lost, with its pin. A
     /// session id another process holds is refused: while it is live, or while the process
@@ -331,7 +331,7 @@ pub struct Listed {
     pub connected: bool,
 }
 
-impl Device {
+impl Daemon {
     /// The open sessions, and with `all` those that ended within the scratch grace period
     /// before `now` (the same period their folders are kept for). Also gives that period in
     /// hours.
@@ -362,8 +362,8 @@ mod tests {
     use crate::store::Store;
     use berth_vocab::codes::Code;
 
-    fn device(data: &std::path::Path) -> Device {
-        Device::for_test(Store::open(&data.join("berth.db")).unwrap(), data, None)
+    fn daemon(data: &std::path::Path) -> Daemon {
+        Daemon::for_test(Store::open(&data.join("berth.db")).unwrap(), data, None)
     }
 
     #[test]
@@ -378,10 +378,10 @@ mod tests {
     #[test]
     fn a_poisoned_session_table_is_taken_over() {
         let t = tempfile::tempdir().unwrap();
-        let device = device(t.path());
+        let daemon = daemon(t.path());
         std::thread::scope(|s| {
             let poisoner = s.spawn(|| {
-                let _held = device.sessions().table();
+                let _held = daemon.sessions().table();
                 panic!("a request failed while holding the session table");
             });
             assert!(poisoner.join().is_err());
@@ -391,13 +391,13 @@ mod tests {
             env_workspace: None,
             extra_home: None,
         };
-        let s = device
+        let s = daemon
             .open_session(caller, Registration::default())
             .unwrap();
-        assert_eq!(device.session(&s.id).unwrap().id, s.id);
-        assert!(device.live_session_ids().contains(&s.id));
-        device.close_session(&s.id, s.registration);
-        assert!(device.session(&s.id).is_err());
+        assert_eq!(daemon.session(&s.id).unwrap().id, s.id);
+        assert!(daemon.live_session_ids().contains(&s.id));
+        daemon.close_session(&s.id, s.registration);
+        assert!(daemon.session(&s.id).is_err());
     }
 
     fn caller(dir: &std::path::Path) -> Caller {
@@ -426,14 +426,14 @@ mod tests {
     #[test]
     fn a_live_session_belongs_to_the_process_that_registered_it() {
         let t = tempfile::tempdir().unwrap();
-        let device = device(t.path());
+        let daemon = daemon(t.path());
         let (shim, other) = (Peer { pid: 4242 }, Peer { pid: 4343 });
         let reg = Registration {
             peer: shim,
             ..Registration::default()
         };
-        let s = device.open_session(caller(t.path()), reg).unwrap();
-        let err = device
+        let s = daemon.open_session(caller(t.path()), reg).unwrap();
+        let err = daemon
             .open_session(caller(t.path()), again(&s, "elsewhere", other.pid))
             .unwrap_err();
         assert_eq!(err.code, Code::SessionOwned, "{err}");
@@ -442,33 +442,33 @@ mod tests {
         }
         assert!(!err.hints.is_empty());
         assert_eq!(
-            device.session(&s.id).unwrap().pin.workspace,
+            daemon.session(&s.id).unwrap().pin.workspace,
             s.pin.workspace
         );
-        let err = device.own_session(&s.id, other).unwrap_err();
+        let err = daemon.own_session(&s.id, other).unwrap_err();
         assert_eq!(err.code, Code::SessionOwned, "{err}");
-        assert_eq!(device.own_session(&s.id, shim).unwrap().id, s.id);
+        assert_eq!(daemon.own_session(&s.id, shim).unwrap().id, s.id);
 
         // Its own process re-registers it (a dropped connection, a daemon restart).
-        let again_own = device
+        let again_own = daemon
             .open_session(caller(t.path()), again(&s, &s.pin.workspace, shim.pid))
             .unwrap();
         assert_eq!(again_own.id, s.id);
         // The replaced registration's stream ending does not end the new one.
-        device.close_session(&s.id, s.registration);
+        daemon.close_session(&s.id, s.registration);
         assert_eq!(
-            device.own_session(&s.id, shim).unwrap().registration,
+            daemon.own_session(&s.id, shim).unwrap().registration,
             again_own.registration
         );
 
         // Ended, and its process no shim: another process may take the id.
-        device.close_session(&s.id, again_own.registration);
-        let taken = device
+        daemon.close_session(&s.id, again_own.registration);
+        let taken = daemon
             .open_session(caller(t.path()), again(&s, "elsewhere", other.pid))
             .unwrap();
         assert_eq!(taken.pin.workspace, "elsewhere");
         assert_eq!(taken.owner, other);
-        assert_eq!(device.store().session_pid(&s.id).unwrap(), Some(other.pid));
+        assert_eq!(daemon.store().session_pid(&s.id).unwrap(), Some(other.pid));
     }
 
     /// A hook and the session its client process links to it put the question once, in each
@@ -481,7 +481,7 @@ mod tests {
         let (data, proj) = (base.join("data"), base.join("p"));
         std::fs::create_dir_all(proj.join(".git")).unwrap();
         std::fs::create_dir_all(&data).unwrap();
-        let d = Device::for_test(
+        let d = Daemon::for_test(
             Store::open(&data.join("berth.db")).unwrap(),
             &data,
             Some(base),
@@ -503,7 +503,7 @@ mod tests {
                 link: Some(link.clone()),
                 ..s.clone()
             };
-            let hook = |d: &Device| d.sessions().hook_asks(&link, now);
+            let hook = |d: &Daemon| d.sessions().hook_asks(&link, now);
             let notice = match order {
                 "hook, register" => {
                     assert!(hook(&d), "{order}: the hook asks");
@@ -537,14 +537,14 @@ mod tests {
     /// of the same id meanwhile is refused.
     #[test]
     fn a_re_registration_under_way_holds_the_id() {
-        let (device, _) = Device::in_memory(berth_core::memfs::MemFs::default());
+        let (daemon, _) = Daemon::in_memory(berth_core::memfs::MemFs::default());
         let id = new_id().unwrap();
-        let claim = device.sessions().claim(&id, Peer { pid: 1 }).unwrap();
+        let claim = daemon.sessions().claim(&id, Peer { pid: 1 }).unwrap();
         assert_eq!(
-            device.sessions().claim(&id, Peer { pid: 2 }).unwrap_err(),
+            daemon.sessions().claim(&id, Peer { pid: 2 }).unwrap_err(),
             Held::Registering(Peer { pid: 1 })
         );
         drop(claim);
-        assert!(device.sessions().claim(&id, Peer { pid: 2 }).is_ok());
+        assert!(daemon.sessions().claim(&id, Peer { pid: 2 }).is_ok());
     }
 }

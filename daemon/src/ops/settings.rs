@@ -5,9 +5,9 @@
 use berth_vocab::settings::Setting;
 
 use crate::error::BerthError;
-use crate::ops::device::Device;
+use crate::ops::daemon::Daemon;
 
-impl Device {
+impl Daemon {
     /// A setting's value, `None` when unset.
     pub fn get_setting(&self, key: &str) -> Result<Option<String>, BerthError> {
         let setting = known(key)?;

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::error::BerthError;
 use crate::files::{Folder, ToolOutput, move_path};
-use crate::ops::device::Device;
+use crate::ops::daemon::Daemon;
 use crate::ops::live::{Peer, Session};
 use berth_core::qualify::{
     Own, Place, QualifyCtx, Target, own_folder, qualify, unknown_first_segment,
@@ -77,7 +77,7 @@ fn typed<T: for<'de> Deserialize<'de>>(out: ToolOutput) -> Result<T, BerthError>
     })
 }
 
-impl Device {
+impl Daemon {
     /// Runs `tool` for session `id`, which must belong to `peer`. A failing tool is a reply
     /// with `is_error`, never a protocol error, so the model reads why. The
     /// session's first result starts with the notice, when there is one.
@@ -527,9 +527,9 @@ mod tests {
     use crate::ops::sessions::Registration;
     use crate::store::Store;
 
-    /// A device with workspace `managed` (its home in the data folder) rooted at `tree/m`, and
+    /// A daemon with workspace `managed` (its home in the data folder) rooted at `tree/m`, and
     /// `local` (a home of its own) rooted at `tree/l`.
-    fn device(base: &std::path::Path) -> Device {
+    fn daemon(base: &std::path::Path) -> Daemon {
         let data = base.join("data");
         for d in ["data", "tree/m", "tree/l", "elsewhere"] {
             std::fs::create_dir_all(base.join(d)).unwrap();
@@ -541,10 +541,10 @@ mod tests {
             .unwrap();
         store.add_root("managed", &base.join("tree/m")).unwrap();
         store.add_root("local", &base.join("tree/l")).unwrap();
-        Device::for_test(store, &data, None)
+        Daemon::for_test(store, &data, None)
     }
 
-    fn session(d: &Device, cwd: &std::path::Path, client_session_id: &str) -> String {
+    fn session(d: &Daemon, cwd: &std::path::Path, client_session_id: &str) -> String {
         let caller = Caller::new(cwd.to_str().unwrap(), "", "").unwrap();
         let reg = Registration {
             client_session_id: client_session_id.into(),
@@ -557,7 +557,7 @@ mod tests {
     fn only_a_device_context_that_needs_no_disk_is_answered_from_memory() {
         let t = tempfile::tempdir().unwrap();
         let base = crate::canonical::canonicalize(t.path()).unwrap();
-        let d = device(&base);
+        let d = daemon(&base);
         let managed = session(&d, &base.join("tree/m"), "");
         let from_memory = |id: &str, tool: &str, args: &str| d.answers_from_memory(id, tool, args);
         for args in [
@@ -605,7 +605,7 @@ mod tests {
     fn a_device_context_from_memory_answers_as_the_pool_would() {
         let t = tempfile::tempdir().unwrap();
         let base = crate::canonical::canonicalize(t.path()).unwrap();
-        let d = device(&base);
+        let d = daemon(&base);
         let id = session(&d, &base.join("tree/m"), "");
         assert!(d.answers_from_memory(&id, "device_context", "{}"));
         let reply = d

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{BerthError, is_disk_full};
 use crate::ops::caller::Caller;
-use crate::ops::device::Device;
+use crate::ops::daemon::Daemon;
 use berth_core::names::check_workspace_name;
 use berth_core::project_file::{PROJECT_DIR, project_file_path};
 use berth_core::registry::{Home, Registry};
@@ -33,7 +33,7 @@ pub struct UseOutcome {
     pub answer: Answer,
 }
 
-impl Device {
+impl Daemon {
     /// Uses `name` for the project around the caller's cwd. The CLI falls
     /// back to the cwd itself when it is in no project (a person chose to run
     /// it there); an agent session without a project only creates the
@@ -49,7 +49,7 @@ impl Device {
             .map_err(refused)
     }
 
-    /// [`Device::use_workspace`], with an unconfirmed overlap kept apart from every other
+    /// [`Daemon::use_workspace`], with an unconfirmed overlap kept apart from every other
     /// refusal, for a caller that asks the user about it itself (the session's question in the
     /// client's form). Nothing is changed when it is returned.
     pub(crate) fn use_or_overlap(

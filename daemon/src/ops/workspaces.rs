@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use crate::error::BerthError;
-use crate::ops::device::Device;
+use crate::ops::daemon::Daemon;
 use berth_core::names::check_workspace_name;
 use berth_core::registry::{Home, Registry};
 
@@ -36,7 +36,7 @@ pub struct Deleted {
     pub purged: bool,
 }
 
-impl Device {
+impl Daemon {
     /// Lists every workspace.
     pub fn list_workspaces(&self) -> Result<(String, Vec<WorkspaceView>), BerthError> {
         let reg = self.registry();

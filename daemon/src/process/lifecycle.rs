@@ -18,7 +18,7 @@ use berth_client::ownership;
 use berth_client::paths::{self, EnvCtx, Uid};
 use berth_client::record::Fallback;
 
-use crate::ops::device::{Device, STOP_GRACE};
+use crate::ops::daemon::{Daemon, STOP_GRACE};
 use crate::process::lock::{DataFolder, InstanceLock};
 use crate::rpc::socket::BoundSocket;
 use crate::store::Store;
@@ -36,7 +36,7 @@ pub enum BootError {
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
     #[error(transparent)]
-    Device(#[from] crate::error::BerthError),
+    Daemon(#[from] crate::error::BerthError),
     #[error(transparent)]
     Bind(#[from] crate::rpc::socket::BindError),
     /// A step that failed with the system's error.
@@ -219,7 +219,7 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, BootError> {
         .advertise_version
         .clone()
         .unwrap_or_else(|| berth_proto::VERSION.to_string());
-    let device = Device::new(
+    let daemon = Daemon::new(
         store,
         data_dir.clone(),
         socket.clone(),
@@ -246,7 +246,7 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, BootError> {
         }
     };
     let result = runtime.block_on(serve(
-        Arc::new(device),
+        Arc::new(daemon),
         Listen {
             socket: socket.clone(),
             fallback: fallback.clone(),
@@ -311,7 +311,7 @@ fn derived_folder(
 }
 
 async fn serve(
-    device: Arc<Device>,
+    daemon: Arc<Daemon>,
     Listen { socket, fallback }: Listen,
     inherited: Option<Inherited>,
     uid: Uid,
@@ -329,22 +329,22 @@ async fn serve(
     // No session is connected before the socket exists: those the store still
     // calls open whose shim is gone are taken as ended now; a shim still
     // running keeps its session (and scratch folder) and re-registers later.
-    if let Err(e) = device.end_unseen_sessions(device.now_secs()) {
+    if let Err(e) = daemon.end_unseen_sessions(daemon.now_secs()) {
         tracing::warn!(error = %e, "could not close the sessions of the last run");
     }
     // Record which folders the local homes are, report nested ones, then sweep the temporary
     // files killed writers left; off the serving path, so a slow mount never delays start-up.
     tokio::task::spawn_blocking({
-        let device = device.clone();
+        let daemon = daemon.clone();
         move || {
-            device.check_homes_at_start();
-            device.sweep_stale_temps()
+            daemon.check_homes_at_start();
+            daemon.sweep_stale_temps()
         }
     });
-    tokio::spawn(sweep_periodically(device.clone()));
+    tokio::spawn(sweep_periodically(daemon.clone()));
     if let Some((lock, identity)) = data_lock_file {
         tokio::spawn(exit_when_the_data_folder_goes(
-            device.clone(),
+            daemon.clone(),
             lock,
             identity,
         ));
@@ -352,7 +352,7 @@ async fn serve(
     let connections = crate::rpc::connections::Table::new(limits);
     tokio::spawn(connections.clone().sweep_idle());
     let (incoming, _socket_guard) = bound.incoming(uid, connections);
-    let service = crate::rpc::server::service(device.clone());
+    let service = crate::rpc::server::service(daemon.clone());
     // Pings keep a live client's connection read from, so only silent ones
     // reach the idle timeout (docs/decisions/0014-bounded-connections.md).
     let server = tonic::transport::Server::builder()
@@ -361,13 +361,13 @@ async fn serve(
         // timeout is live by both.
         .http2_keepalive_timeout(Some(limits.idle_timeout))
         .add_service(service)
-        .serve_with_incoming_shutdown(incoming, device.stopped());
+        .serve_with_incoming_shutdown(incoming, daemon.stopped());
     let stop_signal = stop_signal()?;
     tokio::spawn({
-        let device = device.clone();
+        let daemon = daemon.clone();
         async move {
             stop_signal.await;
-            device.shut_down(STOP_GRACE).await;
+            daemon.shut_down(STOP_GRACE).await;
         }
     });
     // Clients of this data folder whose own socket path differs (a stripped
@@ -376,16 +376,16 @@ async fn serve(
     let record = berth_client::record::DaemonRecord {
         socket: socket.clone(),
         pid: std::process::id(),
-        version: device.version().to_string(),
-        data_dir: device.data_dir().to_path_buf(),
+        version: daemon.version().to_string(),
+        data_dir: daemon.data_dir().to_path_buf(),
         fallback,
     };
-    if let Err(e) = berth_client::record::write(device.data_dir(), &record) {
+    if let Err(e) = berth_client::record::write(daemon.data_dir(), &record) {
         // In a folder of its own, the record is the only way to this daemon.
         if in_own_folder {
             return Err(BootError::Refused(format!(
                 "cannot write the daemon record {:?} ({e}), which is how clients find a daemon listening in a folder of its own",
-                berth_client::paths::record_path(device.data_dir())
+                berth_client::paths::record_path(daemon.data_dir())
             )));
         }
         tracing::warn!(error = %e, "cannot write the daemon record; clients with other socket variables will not find this daemon");
@@ -393,7 +393,7 @@ async fn serve(
     tracing::info!(
         socket = ?socket,
         pid = std::process::id(),
-        version = %device.version(),
+        version = %daemon.version(),
         idle_timeout = ?limits.idle_timeout,
         max_connections = limits.max_connections,
         "berthd ready"
@@ -406,7 +406,7 @@ async fn serve(
             source: Box::new(e),
         })?,
         () = async {
-            device.stopped().await;
+            daemon.stopped().await;
             // Long-lived calls (a session's stream) must not hold up exit.
             tokio::time::sleep(FLUSH).await;
         } => tracing::info!("stopped; exiting"),
@@ -519,20 +519,20 @@ const DATA_FOLDER_CHECK: Duration = Duration::from_secs(2);
 /// serve, and write to, a registry no client can find again, and a new daemon could take the
 /// same path (docs/decisions/0013-one-daemon-per-data-folder.md).
 async fn exit_when_the_data_folder_goes(
-    device: Arc<Device>,
+    daemon: Arc<Daemon>,
     lock: std::path::PathBuf,
     identity: (u64, u64),
 ) {
-    stop_once_gone(device, move || {
+    stop_once_gone(daemon, move || {
         crate::process::lock::still_in_place(&lock, identity)
     })
     .await;
 }
 
-/// Asks `still_there` every [`DATA_FOLDER_CHECK`] on tokio's clock, and stops the device the
+/// Asks `still_there` every [`DATA_FOLDER_CHECK`] on tokio's clock, and stops the daemon the
 /// first time it says no.
 async fn stop_once_gone(
-    device: Arc<Device>,
+    daemon: Arc<Daemon>,
     still_there: impl Fn() -> bool + Clone + Send + 'static,
 ) {
     let mut every = tokio::time::interval(DATA_FOLDER_CHECK);
@@ -542,21 +542,21 @@ async fn stop_once_gone(
         let here = tokio::task::spawn_blocking(still_there.clone()).await;
         if here.is_ok_and(|here| !here) {
             tracing::warn!(
-                data_dir = ?device.data_dir(),
+                data_dir = ?daemon.data_dir(),
                 "the data folder was removed or replaced; stopping, so nothing is written where no client looks"
             );
-            device.shut_down(STOP_GRACE).await;
+            daemon.shut_down(STOP_GRACE).await;
             return;
         }
     }
 }
 
 /// Sweeps scratch folders at start and every hour after.
-async fn sweep_periodically(device: Arc<Device>) {
+async fn sweep_periodically(daemon: Arc<Daemon>) {
     let mut every = tokio::time::interval(Duration::from_secs(3600));
     loop {
         every.tick().await;
-        let d = device.clone();
+        let d = daemon.clone();
         let swept = tokio::task::spawn_blocking(move || d.sweep_scratch(d.now_secs())).await;
         if let Ok(Err(e)) = swept {
             tracing::warn!(error = %e, "sweeping scratch folders failed");
@@ -573,11 +573,11 @@ mod tests {
     /// Paused: the test steps tokio's clock, so each check comes exactly a period after the last.
     #[tokio::test(start_paused = true)]
     async fn the_daemon_stops_at_the_first_check_that_finds_its_data_folder_gone() {
-        let (device, _) = Device::in_memory(MemFs::default());
-        let device = Arc::new(device);
+        let (daemon, _) = Daemon::in_memory(MemFs::default());
+        let daemon = Arc::new(daemon);
         let there = Arc::new(AtomicBool::new(true));
         let (checked, mut checks) = tokio::sync::mpsc::unbounded_channel();
-        tokio::spawn(stop_once_gone(device.clone(), {
+        tokio::spawn(stop_once_gone(daemon.clone(), {
             let there = there.clone();
             move || {
                 let here = there.load(Ordering::SeqCst);
@@ -596,10 +596,10 @@ mod tests {
             // Each check that found the folder let the loop go on to the next one.
             assert_eq!(next().await, Some(DATA_FOLDER_CHECK));
         }
-        assert!(device.pool().is_taking_work());
+        assert!(daemon.pool().is_taking_work());
         there.store(false, Ordering::SeqCst);
         assert_eq!(next().await, Some(DATA_FOLDER_CHECK));
-        tokio::time::timeout(STOP_GRACE * 2, device.stopped())
+        tokio::time::timeout(STOP_GRACE * 2, daemon.stopped())
             .await
             .expect("the daemon did not stop once its data folder was gone");
         assert_eq!(next().await, None, "checks went on after the stop");

@@ -1,4 +1,4 @@
-//! The gRPC service: translates between protocol types and the device's
+//! The gRPC service: translates between protocol types and the daemon's
 //! operations, and checks each client's version.
 //!
 //! **Architecture Invariant:** only this module (and `lifecycle`) knows the
@@ -20,20 +20,20 @@ use super::wire::{
 };
 use crate::error::BerthError;
 use crate::ops::caller::Caller;
-use crate::ops::device::{Device, STOP_GRACE};
+use crate::ops::daemon::{Daemon, STOP_GRACE};
 use crate::ops::guard::{Followed, GuardCall};
 use crate::ops::live::Peer;
 use crate::pool::Lane;
 
 /// The service, wrapped in the version check.
 pub fn service(
-    device: Arc<Device>,
+    daemon: Arc<Daemon>,
 ) -> InterceptedService<BerthServer<Service>, impl tonic::service::Interceptor + Clone> {
-    let version = device.version().to_string();
-    let registry = ServedDataDir::of(&device);
+    let version = daemon.version().to_string();
+    let registry = ServedDataDir::of(&daemon);
     // Above gRPC's 4 MiB default, so a file at the tools' own limit arrives
     // and is refused (or written) with berth's message, not a transport error.
-    let server = BerthServer::new(Service { device })
+    let server = BerthServer::new(Service { daemon })
         .max_decoding_message_size(berth_proto::MAX_MESSAGE_BYTES)
         .max_encoding_message_size(berth_proto::MAX_MESSAGE_BYTES);
     InterceptedService::new(server, move |req: Request<()>| {
@@ -82,11 +82,11 @@ struct ServedDataDir {
 }
 
 impl ServedDataDir {
-    fn of(device: &Device) -> ServedDataDir {
+    fn of(daemon: &Daemon) -> ServedDataDir {
         ServedDataDir {
-            path: device.data_dir().to_path_buf(),
-            canonical: crate::canonical::canonicalize(device.data_dir()).ok(),
-            socket: device.socket().to_path_buf(),
+            path: daemon.data_dir().to_path_buf(),
+            canonical: crate::canonical::canonicalize(daemon.data_dir()).ok(),
+            socket: daemon.socket().to_path_buf(),
         }
     }
 
@@ -124,9 +124,9 @@ impl ServedDataDir {
     }
 }
 
-/// The protocol's face of the device.
+/// The protocol's face of the daemon.
 pub struct Service {
-    device: Arc<Device>,
+    daemon: Arc<Daemon>,
 }
 
 impl Service {
@@ -135,7 +135,7 @@ impl Service {
     /// a slow filesystem never stalls other clients.
     async fn blocking<T: Send + 'static>(
         &self,
-        op: impl FnOnce(&Device) -> Result<T, BerthError> + Send + 'static,
+        op: impl FnOnce(&Daemon) -> Result<T, BerthError> + Send + 'static,
     ) -> Result<T, Status> {
         self.in_lane(Lane::Requests, op).await
     }
@@ -143,12 +143,12 @@ impl Service {
     async fn in_lane<T: Send + 'static>(
         &self,
         lane: Lane,
-        op: impl FnOnce(&Device) -> Result<T, BerthError> + Send + 'static,
+        op: impl FnOnce(&Daemon) -> Result<T, BerthError> + Send + 'static,
     ) -> Result<T, Status> {
-        let device = self.device.clone();
-        self.device
+        let daemon = self.daemon.clone();
+        self.daemon
             .pool()
-            .run(lane, move || op(&device))
+            .run(lane, move || op(&daemon))
             .await
             .map_err(Status::from)
     }
@@ -158,7 +158,7 @@ impl Service {
     async fn on_pool<R: Send + 'static, P: Send + 'static>(
         &self,
         req: Request<R>,
-        op: impl FnOnce(&Device, R) -> Result<P, BerthError> + Send + 'static,
+        op: impl FnOnce(&Daemon, R) -> Result<P, BerthError> + Send + 'static,
     ) -> Result<Response<P>, Status> {
         let r = req.into_inner();
         self.blocking(move |d| op(d, r)).await.map(Response::new)
@@ -174,8 +174,8 @@ impl Service {
         workspace: String,
         mode: berth_core::resolve::Mode,
     ) -> Result<berth_core::resolve::Answer, Status> {
-        let in_memory = self.device.pool().is_taking_work().then(|| {
-            self.device
+        let in_memory = self.daemon.pool().is_taking_work().then(|| {
+            self.daemon
                 .resolve_in_memory(&caller, &path, opt(&workspace), mode)
         });
         match in_memory.flatten() {
@@ -189,11 +189,11 @@ impl Service {
 
     /// The MCP server instructions, naming today's workspaces.
     fn session_instructions(&self) -> String {
-        berth_core::instructions::instructions(&self.device.registry().names())
+        berth_core::instructions::instructions(&self.daemon.registry().names())
     }
 
     fn res(&self, a: berth_core::resolve::Answer) -> pb::Resolution {
-        resolution(&self.device, a)
+        resolution(&self.daemon, a)
     }
 }
 
@@ -261,15 +261,15 @@ impl pb::berth_server::Berth for Service {
         };
         let (tx, rx) = tokio::sync::mpsc::channel(1);
         let _ = tx.send(Ok(first)).await;
-        let device = self.device.clone();
+        let daemon = self.daemon.clone();
         tokio::spawn(async move {
             // The stream stays open for the session's life; the shim's going
             // away (or dying) closes it.
             tokio::select! {
                 () = tx.closed() => {
                     // Recording the end writes to the store: not on an async worker.
-                    let d = device.clone();
-                    let ended = device
+                    let d = daemon.clone();
+                    let ended = daemon
                         .pool()
                         .run(Lane::Requests, move || {
                             d.close_session(&session.id, session.registration);
@@ -280,7 +280,7 @@ impl pb::berth_server::Berth for Service {
                         tracing::warn!(error = %e, "could not end a session whose shim went away");
                     }
                 }
-                () = device.stopped() => {}
+                () = daemon.stopped() => {}
             }
         });
         Ok(Response::new(tokio_stream::wrappers::ReceiverStream::new(
@@ -321,12 +321,12 @@ impl pb::berth_server::Berth for Service {
         let peer = peer_of(&req)?;
         let r = req.into_inner();
         tracing::Span::current().record("tool", r.tool.as_str());
-        let from_memory = self.device.pool().is_taking_work()
+        let from_memory = self.daemon.pool().is_taking_work()
             && self
-                .device
+                .daemon
                 .answers_from_memory(&r.session_id, &r.tool, &r.arguments_json);
         let reply = if from_memory {
-            self.device
+            self.daemon
                 .call_tool(&r.session_id, peer, &r.tool, &r.arguments_json)?
         } else {
             // File tools touch whatever the user's folders hold: their own lane.
@@ -418,9 +418,9 @@ impl pb::berth_server::Berth for Service {
         let mut r = req.into_inner();
         tracing::Span::current().record("event", r.event.as_str());
         let caller = caller_of(r.caller.take())?;
-        let in_memory = (r.event == "session-start" && self.device.pool().is_taking_work())
+        let in_memory = (r.event == "session-start" && self.daemon.pool().is_taking_work())
             .then(|| {
-                self.device
+                self.daemon
                     .session_start_in_memory(&caller, &hook_call(&r, peer))
             })
             .flatten();
@@ -458,11 +458,11 @@ impl pb::berth_server::Berth for Service {
         // (docs/decisions/0052-the-guard-answers-from-memory.md); else on the pool, where each
         // target is followed on the disk.
         let in_memory = self
-            .device
+            .daemon
             .pool()
             .is_taking_work()
             .then(|| {
-                self.device
+                self.daemon
                     .guard_in_memory(&caller, &guard_call(&r, &followed))
             })
             .flatten();
@@ -523,7 +523,7 @@ impl pb::berth_server::Berth for Service {
         &self,
         _: Request<pb::StatusRequest>,
     ) -> Result<Response<pb::StatusReply>, Status> {
-        let d = &self.device;
+        let d = &self.daemon;
         Ok(Response::new(pb::StatusReply {
             version: d.version().to_string(),
             pid: std::process::id(),
@@ -548,7 +548,7 @@ impl pb::berth_server::Berth for Service {
     ) -> Result<Response<pb::ShutdownReply>, Status> {
         tracing::info!("shutdown requested");
         // Answered only once no write can commit any more.
-        self.device.shut_down(STOP_GRACE).await;
+        self.daemon.shut_down(STOP_GRACE).await;
         Ok(Response::new(pb::ShutdownReply {}))
     }
 

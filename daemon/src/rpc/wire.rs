@@ -1,4 +1,4 @@
-//! The device's plain data as protocol messages, and the messages' parts as plain data: one
+//! The daemon's plain data as protocol messages, and the messages' parts as plain data: one
 //! conversion per type, so each handler in `server` is only its operation.
 
 use std::path::PathBuf;
@@ -11,7 +11,7 @@ use tonic::Status;
 
 use crate::error::BerthError;
 use crate::ops::caller::Caller;
-use crate::ops::device::Device;
+use crate::ops::daemon::Daemon;
 use crate::ops::sessions::Listed;
 use crate::ops::workspaces::WorkspaceView;
 
@@ -38,9 +38,9 @@ pub(super) fn mode_of(m: i32) -> Mode {
 /// A resolution on the wire, its notice listing today's workspaces. The list is built only
 /// for an answer that carries a notice: most replies have none, and with 10k workspaces the
 /// list is 10k entries.
-pub(super) fn resolution(device: &Device, a: Answer) -> pb::Resolution {
+pub(super) fn resolution(daemon: &Daemon, a: Answer) -> pb::Resolution {
     if berth_core::resolve::needs_asking(&a) {
-        resolution_with(a, &device.registry().names())
+        resolution_with(a, &daemon.registry().names())
     } else {
         resolution_with(a, &[])
     }

@@ -1,4 +1,4 @@
-//! The device: the daemon's state and the operations on it. It owns the
+//! The daemon's state and the operations on it. It owns the
 //! store, an in-memory snapshot of the registry that every resolution reads,
 //! the filesystem view, and the stop signal.
 //!
@@ -43,7 +43,7 @@ impl Snapshot {
     }
 }
 
-/// What a device is made of besides its version; the real ones come from [`Device::new`].
+/// What a daemon is made of besides its version; the real ones come from [`Daemon::new`].
 struct Parts {
     store: Store,
     data_dir: PathBuf,
@@ -55,7 +55,7 @@ struct Parts {
 }
 
 /// The daemon's state.
-pub struct Device {
+pub struct Daemon {
     store: Store,
     snapshot: RwLock<Snapshot>,
     data_dir: PathBuf,
@@ -83,7 +83,7 @@ pub struct Device {
     started_in: StartedIn,
 }
 
-impl Device {
+impl Daemon {
     /// Wraps an opened store.
     pub fn new(
         store: Store,
@@ -91,7 +91,7 @@ impl Device {
         socket: PathBuf,
         home: Option<PathBuf>,
         version: String,
-    ) -> Result<Device, StoreError> {
+    ) -> Result<Daemon, StoreError> {
         // Compare canonical paths: a walk from /home/u/x must stop at the
         // home even when $HOME is spelled through a symlink.
         let home = home.map(|h| crate::canonical::canonicalize(&h).unwrap_or(h));
@@ -105,7 +105,7 @@ impl Device {
         let cache = LookupCache::new(CacheConfig::from_settings(|setting| {
             store.get_setting(setting.key()).ok().flatten()
         }));
-        Device::assemble(
+        Daemon::assemble(
             Parts {
                 store,
                 data_dir,
@@ -119,7 +119,7 @@ impl Device {
         )
     }
 
-    fn assemble(parts: Parts, version: String) -> Result<Device, StoreError> {
+    fn assemble(parts: Parts, version: String) -> Result<Daemon, StoreError> {
         let Parts {
             store,
             data_dir,
@@ -129,7 +129,7 @@ impl Device {
             fs,
             wall,
         } = parts;
-        Ok(Device {
+        Ok(Daemon {
             snapshot: RwLock::new(Snapshot::read(&store)?),
             store,
             data_dir,
@@ -234,7 +234,7 @@ impl Device {
     /// Stops the daemon's work (docs/decisions/0015-stop-means-stopped.md):
     /// new calls are refused at once; calls under way get `grace` to finish;
     /// then every write is refused in the store itself, and once a commit
-    /// let through just before has ended, [`Device::stopped`] completes. So
+    /// let through just before has ended, [`Daemon::stopped`] completes. So
     /// when this returns (and the stop is answered), no write commits any
     /// more, whatever threads are still stuck.
     pub async fn shut_down(&self, grace: std::time::Duration) {
@@ -257,7 +257,7 @@ impl Device {
         self.stop.send_replace(true);
     }
 
-    /// Completes once [`Device::shut_down`] has finished.
+    /// Completes once [`Daemon::shut_down`] has finished.
     pub fn stopped(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
         let mut rx = self.stop.subscribe();
         async move {
@@ -289,30 +289,30 @@ impl Device {
     }
 }
 
-/// The devices tests build: one constructor for each kind, so no test spells the parts that
+/// The daemons tests build: one constructor for each kind, so no test spells the parts that
 /// never change.
 #[cfg(test)]
-impl Device {
-    /// A device over `store` whose data folder is `data` (a real folder): the socket beside it,
+impl Daemon {
+    /// A daemon over `store` whose data folder is `data` (a real folder): the socket beside it,
     /// the version "test", `home` where walks stop.
-    pub(crate) fn for_test(store: Store, data: &Path, home: Option<PathBuf>) -> Device {
-        Device::new(
+    pub(crate) fn for_test(store: Store, data: &Path, home: Option<PathBuf>) -> Daemon {
+        Daemon::new(
             store,
             data.to_path_buf(),
             data.join("berthd.sock"),
             home,
             "test".into(),
         )
-        .expect("a test device")
+        .expect("a test daemon")
     }
 
-    /// A device that touches no folder and no clock of its own: the store in memory, walks
+    /// A daemon that touches no folder and no clock of its own: the store in memory, walks
     /// looking at `fs` (no watches, so nothing is answered from memory), the time of day on the
     /// returned manual clock, deadlines on tokio's. Its data folder, home (`/home/u`) and socket
     /// are names only.
     pub(crate) fn in_memory(
         fs: impl berth_core::fsview::FsView + Send + Sync + 'static,
-    ) -> (Device, clock::ManualWall) {
+    ) -> (Daemon, clock::ManualWall) {
         let wall = clock::ManualWall::new();
         let home = PathBuf::from("/home/u");
         let data_dir = home.join(".local/share/berth");
@@ -322,7 +322,7 @@ impl Device {
             |_| Box::new(crate::cache::watch::NoWatcher),
             wall.clock(),
         );
-        let device = Device::assemble(
+        let daemon = Daemon::assemble(
             Parts {
                 store: Store::in_memory(),
                 socket: data_dir.join("berthd.sock"),
@@ -338,8 +338,8 @@ impl Device {
             },
             "test".into(),
         )
-        .expect("an in-memory device");
-        (device, wall)
+        .expect("an in-memory daemon");
+        (daemon, wall)
     }
 }
 
@@ -366,7 +366,7 @@ mod tests {
     /// A call on the pool that writes workspace `name` once `go` says so (or gives up when
     /// `go` is dropped), started before this returns; `wrote` says whether the write landed.
     async fn a_write_under_way(
-        d: &Arc<Device>,
+        d: &Arc<Daemon>,
         name: &'static str,
     ) -> (
         JoinHandle<Result<(), BerthError>>,
@@ -395,13 +395,13 @@ mod tests {
         (call, go, landed)
     }
 
-    fn has(d: &Device, name: &str) -> bool {
+    fn has(d: &Daemon, name: &str) -> bool {
         d.store().snapshot().unwrap().names().contains(&name)
     }
 
     #[test]
     fn the_device_reads_the_time_of_day_from_its_wall_clock() {
-        let (d, wall) = Device::in_memory(MemFs::default());
+        let (d, wall) = Daemon::in_memory(MemFs::default());
         let before = d.now_secs();
         assert_eq!(d.now_secs(), before, "the manual clock moved by itself");
         wall.advance(Duration::from_secs(3600));
@@ -411,7 +411,7 @@ mod tests {
     /// Paused: the test steps tokio's clock through the grace period.
     #[tokio::test(start_paused = true)]
     async fn a_stop_refuses_new_work_and_lets_a_call_under_way_commit_within_the_grace() {
-        let (d, _) = Device::in_memory(MemFs::default());
+        let (d, _) = Daemon::in_memory(MemFs::default());
         let d = Arc::new(d);
         let (call, go, landed) = a_write_under_way(&d, "late").await;
         let stop = tokio::spawn({
@@ -436,7 +436,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_call_stuck_past_the_grace_is_answered_stopped_and_its_write_never_lands() {
-        let (d, _) = Device::in_memory(MemFs::default());
+        let (d, _) = Daemon::in_memory(MemFs::default());
         let d = Arc::new(d);
         let (call, go, landed) = a_write_under_way(&d, "stuck").await;
         let stop = tokio::spawn({
