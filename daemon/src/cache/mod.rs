@@ -1376,6 +1376,65 @@ mod tests {
         admin
     }
 
+    /// The daemon's own reads in watched folders (a project file, a worktree's `.git` file and
+    /// git's records) raise no event: the watcher's thread sleeps through a fill and through
+    /// uncached resolutions (under notify 8's mask each read was an `IN_OPEN`). One inotify
+    /// instance delivers in order, so a folder made after the reads is the barrier.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn reading_watched_project_files_and_git_records_raises_no_event() {
+        let (_t, root) = tree();
+        let admin = worktree(&root);
+        let w = root.join("w");
+        write_file(&w, r#"{"workspace": "aaaa"}"#);
+        let (tx, raw) = mpsc::channel::<Result<notify::Event, String>>();
+        let cache = LookupCache::with_parts(CacheConfig::default(), Arc::new(RealFs), |sink| {
+            Box::new(
+                NotifyWatcher::with_handler(move |res: notify::Result<notify::Event>| {
+                    let _ = tx.send(res.as_ref().cloned().map_err(|e| e.to_string()));
+                    if let Some(ev) = watch::translate(res) {
+                        sink.send(ev);
+                    }
+                })
+                .unwrap(),
+            )
+        });
+        assert!(matches!(
+            cache.look(&w).link.as_deref(),
+            Some(GitLink::Worktree { .. })
+        ));
+        assert_eq!(
+            cache.look(&w).project_file,
+            DirLook::file("aaaa").project_file
+        );
+        let watched = cache.watched();
+        for held in [&w, &w.join(PROJECT_DIR), &admin] {
+            assert!(watched.contains(held), "{held:?} not in {watched:?}");
+        }
+        // Uncached resolutions read the same files again under those watches.
+        for _ in 0..3 {
+            assert_eq!(RealFs.look(&w), cache.look(&w));
+        }
+        let barrier = root.join("barrier");
+        std::fs::create_dir(&barrier).unwrap();
+        // Other tests change the temp folder, an ancestor watched too: only this tree counts.
+        let first = std::iter::from_fn(|| raw.recv_timeout(Duration::from_secs(10)).ok())
+            .find(|ev| match ev {
+                Ok(ev) => ev.paths.iter().any(|p| p.starts_with(&root)),
+                Err(_) => true,
+            })
+            .expect("the barrier's event");
+        let first = first.expect("no watcher error");
+        assert_eq!(
+            (first.kind, first.paths),
+            (
+                notify::EventKind::Create(notify::event::CreateKind::Folder),
+                vec![barrier]
+            ),
+            "the reads raised an event"
+        );
+    }
+
     #[test]
     fn a_worktrees_look_is_held_under_watches_and_follows_its_admin_folder() {
         let (_t, root) = tree();
