@@ -329,11 +329,50 @@ enum Landed {
 }
 
 impl WatchTable {
-    fn add(&mut self, path: &Path) -> bool {
-        self.watched.contains(path)
-            || self
-                .add_new(path)
-                .is_some_and(|l| !matches!(l, Landed::Elsewhere(_)))
+    /// Watches those of `paths` not watched yet, in order, in one batch; false unless all are
+    /// held. Each path lies beneath the one before it (a folder's ancestors, farthest first, then
+    /// the folder and its `.berth`), so one that cannot be held takes the batch's watches beneath
+    /// it along: a path stays watched only while its ancestors are.
+    fn add_all(&mut self, paths: &[&Path]) -> bool {
+        let new: Vec<&Path> = paths
+            .iter()
+            .copied()
+            .filter(|p| !self.watched.contains(*p))
+            .collect();
+        if new.is_empty() {
+            return true;
+        }
+        if self.kernel_full {
+            return false;
+        }
+        let room = self.max.saturating_sub(self.watched.len());
+        let asked = &new[..new.len().min(room)];
+        let (added, refused) = self.watcher.watch_all(asked);
+        if refused == Some(WatchError::Limit) {
+            self.limit_reached();
+        }
+        // Each is looked at after the whole batch, so after its own watch, as in `add_new`.
+        let mut lost = None;
+        for path in &asked[..added] {
+            if matches!(self.settle(path), Landed::Elsewhere(_)) && lost.is_none() {
+                lost = Some(*path);
+            }
+        }
+        match lost {
+            Some(top) => {
+                self.forget_under(top);
+                false
+            }
+            None => added == new.len(),
+        }
+    }
+
+    fn limit_reached(&mut self) {
+        tracing::warn!(
+            watches = self.watched.len(),
+            "the kernel's watch limit is reached; further folders are re-checked on use"
+        );
+        self.kernel_full = true;
     }
 
     /// Adds a watch on `path`, not watched yet; `None` when none can be had.
@@ -344,15 +383,17 @@ impl WatchTable {
         match self.watcher.watch(path) {
             Ok(()) => {}
             Err(WatchError::Limit) => {
-                tracing::warn!(
-                    watches = self.watched.len(),
-                    "the kernel's watch limit is reached; further folders are re-checked on use"
-                );
-                self.kernel_full = true;
+                self.limit_reached();
                 return None;
             }
             Err(_) => return None,
         }
+        Some(self.settle(path))
+    }
+
+    /// Records the watch just added on `path` by what it landed on; one that landed elsewhere
+    /// is given back.
+    fn settle(&mut self, path: &Path) -> Landed {
         let landed = landed(path);
         match landed {
             Landed::On(file, _) => {
@@ -372,7 +413,7 @@ impl WatchTable {
                 }
             }
         }
-        Some(landed)
+        landed
     }
 
     /// Forgets `dir` and every watch beneath it, and every other path watching a file whose
@@ -947,14 +988,16 @@ impl LookupCache {
         out
     }
 
-    /// Watches `dir`, the ancestors not watched yet (farthest first), and `berth`.
+    /// Watches `dir`, the ancestors not watched yet (farthest first), and `berth`, in one batch.
     fn watch(&self, dir: &Path, berth: Option<&Path>) -> bool {
         self.with_watches(|table| {
-            let missing: Vec<&Path> = dir
+            let mut paths: Vec<&Path> = dir
                 .ancestors()
                 .take_while(|d| d.parent().is_some() && !table.watched.contains(*d))
                 .collect();
-            missing.iter().rev().all(|d| table.add(d)) && berth.is_none_or(|b| table.add(b))
+            paths.reverse();
+            paths.extend(berth);
+            table.add_all(&paths)
         })
     }
 
@@ -1998,18 +2041,54 @@ mod tests {
         }
     }
 
-    #[test]
-    fn paths_watching_one_file_are_given_back_together_with_what_is_beneath_them() {
-        let calls = Recorder::default();
-        let mut table = WatchTable {
-            watcher: Box::new(calls.clone()),
+    fn table_over(watcher: Recorder) -> WatchTable {
+        WatchTable {
+            watcher: Box::new(watcher),
             watched: BTreeSet::new(),
             max: 100,
             kernel_full: false,
             on: HashMap::new(),
             paths_of: HashMap::new(),
             dropped: Vec::new(),
-        };
+        }
+    }
+
+    /// A batch whose folder turns out to be a link (inotify follows it) gives back the watches
+    /// it added beneath that folder too, so a path is never watched while an ancestor is not.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_batch_gives_back_what_it_added_beneath_a_link() {
+        let (_t, root) = tree();
+        std::fs::create_dir_all(root.join("real/sub")).unwrap();
+        std::os::unix::fs::symlink(root.join("real"), root.join("link")).unwrap();
+        let (link, sub) = (root.join("link"), root.join("link/sub"));
+        let calls = Recorder::default();
+        let mut table = table_over(calls.clone());
+        assert!(!table.add_all(&[&root, &link, &sub, &sub.join(PROJECT_DIR)]));
+        let left: Vec<&PathBuf> = table.watched.iter().collect();
+        assert_eq!(left, [&root]);
+        let calls = calls.0.lock().unwrap();
+        for gone in [&link, &sub] {
+            assert!(
+                calls.contains(&format!("unwatch {}", gone.display())),
+                "{calls:?}"
+            );
+        }
+        // Watched folders are left out of a batch; a full one adds nothing.
+        drop(calls);
+        let mut table = table_over(Recorder::default());
+        assert!(table.add_all(&[&root, &root.join("real")]));
+        assert!(table.add_all(&[&root, &root.join("real"), &root.join("real/sub")]));
+        assert_eq!(table.watched.len(), 3);
+        table.max = 3;
+        assert!(!table.add_all(&[&root.join("real/sub/none")]));
+        assert_eq!(table.watched.len(), 3);
+    }
+
+    #[test]
+    fn paths_watching_one_file_are_given_back_together_with_what_is_beneath_them() {
+        let calls = Recorder::default();
+        let mut table = table_over(calls.clone());
         // Two names of one project file, a folder and a path through a link to it, and others.
         let files = [
             ("/a/.berth/f", (1, 7)),

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use notify::event::{EventKind, ModifyKind};
-use notify::{EventKindMask, RecursiveMode, Watcher};
+use notify::{EventKindMask, PathOp, RecursiveMode, Watcher};
 
 /// The events the cache is told of: creations, removals, writes, attribute changes (a hard
 /// link made or taken away, a mode changed) and renames. No opens or closes: under notify 8,
@@ -98,6 +98,16 @@ impl std::fmt::Debug for EventSink {
 pub trait DirWatcher: Send {
     /// Watches `dir` (not its subfolders). Watching a watched folder again is harmless.
     fn watch(&mut self, dir: &Path) -> Result<(), WatchError>;
+    /// Watches `dirs` in turn, stopping at the first that cannot be watched: how many were, and
+    /// why the next one was not.
+    fn watch_all(&mut self, dirs: &[&Path]) -> (usize, Option<WatchError>) {
+        for (i, dir) in dirs.iter().enumerate() {
+            if let Err(e) = self.watch(dir) {
+                return (i, Some(e));
+            }
+        }
+        (dirs.len(), None)
+    }
     /// Stops watching `dir`; a folder not watched (or already gone) is fine.
     fn unwatch(&mut self, dir: &Path);
 }
@@ -133,6 +143,30 @@ impl DirWatcher for NotifyWatcher {
         self.inner
             .watch(dir, RecursiveMode::NonRecursive)
             .map_err(|e| error_of(&e))
+    }
+
+    /// One batch: one round trip to notify's thread (on macOS one rebuild of the stream)
+    /// instead of one per folder.
+    fn watch_all(&mut self, dirs: &[&Path]) -> (usize, Option<WatchError>) {
+        let ops = dirs
+            .iter()
+            .map(|d| PathOp::watch_non_recursive(*d))
+            .collect();
+        match self.inner.update_paths(ops) {
+            Ok(()) => (dirs.len(), None),
+            // The operations before the one that failed were applied, the rest were not.
+            Err(e) if e.origin.is_some() => (
+                dirs.len() - 1 - e.remaining.len(),
+                Some(error_of(&e.source)),
+            ),
+            // notify's thread did not answer: which were applied is unknown, so none is kept.
+            Err(e) => {
+                for dir in dirs {
+                    self.unwatch(dir);
+                }
+                (0, Some(error_of(&e.source)))
+            }
+        }
     }
 
     fn unwatch(&mut self, dir: &Path) {
@@ -277,6 +311,22 @@ mod tests {
                 kind: ChangeKind::Create,
                 paths: vec![dir.join(".berth")]
             }
+        );
+    }
+
+    #[test]
+    fn a_batch_stops_at_a_folder_it_cannot_watch_and_says_how_far_it_went() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().canonicalize().unwrap();
+        let (a, b) = (dir.join("a"), dir.join("b"));
+        std::fs::create_dir(&a).unwrap();
+        std::fs::create_dir(&b).unwrap();
+        let mut w = NotifyWatcher::new(EventSink::new(|_| {})).unwrap();
+        assert_eq!(w.watch_all(&[&dir, &a]), (2, None));
+        let gone = dir.join("gone");
+        assert_eq!(
+            w.watch_all(&[&b, &gone, &dir]),
+            (1, Some(WatchError::NotFound))
         );
     }
 
