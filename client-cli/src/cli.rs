@@ -111,3 +111,104 @@ pub enum DaemonCommand {
     /// Show whether the daemon runs, and where.
     Status,
 }
+
+// The CLI's definition is whole only here, so a check over every command lives beside it
+// (commands/ names nothing of this file).
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+    use crate::commands::man;
+
+    /// Every command path of the CLI (`["workspace", "list"]`, ...), with
+    /// each command's long options, as clap knows them.
+    fn commands(cmd: &clap::Command, words: &[String], out: &mut Vec<(Vec<String>, Vec<String>)>) {
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            if sub.get_name() == "help" {
+                continue;
+            }
+            let mut path = words.to_vec();
+            path.push(sub.get_name().to_string());
+            let longs = sub
+                .get_arguments()
+                .filter(|a| !a.is_hide_set())
+                .filter_map(|a| a.get_long().map(str::to_string))
+                .collect();
+            out.push((path.clone(), longs));
+            commands(sub, &path, out);
+        }
+    }
+
+    fn script(shell: clap_complete::Shell) -> String {
+        let mut out = Vec::new();
+        clap_complete::generate(shell, &mut Cli::command(), "berth", &mut out);
+        String::from_utf8(out).expect("UTF-8 script")
+    }
+
+    /// A command added to the CLI is in every shell's completion and has its
+    /// man page, with no list to keep up to date by hand.
+    #[test]
+    fn every_command_is_completed_in_bash_zsh_and_fish_and_has_a_man_page() {
+        let mut all = Vec::new();
+        commands(&Cli::command(), &[], &mut all);
+        assert!(all.len() > 20, "{all:?}");
+        let (bash, zsh, fish) = (
+            script(clap_complete::Shell::Bash),
+            script(clap_complete::Shell::Zsh),
+            script(clap_complete::Shell::Fish),
+        );
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut written = Vec::new();
+        man::write_pages(&Cli::command(), &["berth".into()], dir.path(), &mut written)
+            .expect("man pages");
+        let top = std::fs::read_to_string(dir.path().join("berth.1")).expect("berth.1");
+        for (path, longs) in &all {
+            let name = path.last().expect("a name");
+            let bash_fn: String = path
+                .iter()
+                .map(|w| format!("__subcmd__{}", w.replace('-', "__")))
+                .collect();
+            assert!(
+                bash.contains(&format!("cmd=\"berth{bash_fn}\"")),
+                "bash lacks {path:?}"
+            );
+            assert!(zsh.contains(&format!("'{name}:")), "zsh lacks {path:?}");
+            assert!(
+                fish.contains(&format!("-a \"{name}\"")),
+                "fish lacks {path:?}"
+            );
+            for long in longs {
+                assert!(
+                    bash.contains(&format!("--{long}")),
+                    "bash lacks --{long} of {path:?}"
+                );
+                assert!(
+                    zsh.contains(&format!("'--{long}")),
+                    "zsh lacks --{long} of {path:?}"
+                );
+                assert!(
+                    fish.contains(&format!("-l {long}")),
+                    "fish lacks --{long} of {path:?}"
+                );
+            }
+            let page = format!("berth-{}.1", path.join("-"));
+            let text = std::fs::read_to_string(dir.path().join(&page))
+                .unwrap_or_else(|e| panic!("no man page {page}: {e}"));
+            for long in longs {
+                // roff escapes every hyphen.
+                let roff = format!("--{long}").replace('-', "\\-");
+                assert!(text.contains(&roff), "{page} lacks --{long}");
+            }
+            if path.len() == 1 {
+                assert!(top.contains(name.as_str()), "berth.1 lacks {name}");
+            }
+        }
+        for new in ["sessions", "doctor", "exec"] {
+            assert!(
+                all.iter().any(|(p, _)| p == &[new.to_string()]),
+                "no {new} command"
+            );
+        }
+    }
+}

@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use berth_proto::client::Connection;
-use berth_proto::paths::EnvCtx;
+use berth_client::client::Connection;
+use berth_client::paths::EnvCtx;
 use berth_proto::pb;
 
 use crate::output::CliError;
@@ -40,7 +40,7 @@ impl Ctx {
     pub async fn unary<Req, T, F, Fut>(&mut self, req: Req, rpc: F) -> Result<T, CliError>
     where
         Req: Clone,
-        F: Fn(berth_proto::client::Client, Req) -> Fut,
+        F: Fn(berth_client::client::Client, Req) -> Fut,
         Fut: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     {
         let conn = self.conn().await?;

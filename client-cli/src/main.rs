@@ -10,7 +10,6 @@ mod code_words;
 mod commands;
 mod context;
 mod dispatch;
-mod install;
 mod output;
 mod parse;
 mod placeholders;

@@ -4,8 +4,8 @@
 
 use std::io::Write;
 
-use berth_proto::client::ClientError;
-use berth_proto::text::escaped;
+use berth_client::client::ClientError;
+use berth_vocab::text::escaped;
 
 /// A command's failure: a message, optional hints, and the exit code.
 #[derive(Debug)]

@@ -3,7 +3,7 @@
 //! the CLI prints as `Hint:` lines and MCP results carry beside the error
 //! (docs/decisions/0022-error-hints-cross-the-rpc-as-metadata.md).
 
-use berth_proto::codes::Code;
+use berth_vocab::codes::Code;
 
 /// A request's failure, as a client will see it.
 #[derive(Debug, Clone, PartialEq, Eq)]

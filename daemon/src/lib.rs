@@ -11,6 +11,7 @@
 //!   protocol's message types.
 //! - `process`: start-up, the instance locks, logging and shutdown.
 //! - `canonical` (shared): the one way a path is canonicalised.
+//! - `clock` (shared): where the daemon reads the time, so tests step it instead of waiting.
 //! - `pids` (shared, like `error`): whether a process id is still a running berth program.
 //! - `procs` (shared): the system's process table, for the client process a caller was
 //!   started by.
@@ -22,6 +23,7 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 mod cache;
 mod canonical;
+mod clock;
 mod error;
 mod files;
 mod ops;

@@ -60,7 +60,7 @@ fn main() -> ExitCode {
 /// Started by hand without `--foreground`: start a detached copy of
 /// ourselves, and report what it said.
 fn background(args: &Args) -> ExitCode {
-    use berth_proto::spawn::{Readiness, spawn_detached};
+    use berth_client::spawn::{Readiness, spawn_detached};
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => {
@@ -79,7 +79,7 @@ fn background(args: &Args) -> ExitCode {
     if let Some(v) = &args.advertise_version {
         extra.extend(["--advertise-version", v.as_str()]);
     }
-    match spawn_detached(&exe, &extra, berth_proto::client::START_TIMEOUT) {
+    match spawn_detached(&exe, &extra, berth_client::client::START_TIMEOUT) {
         Ok(Readiness::Ready) => ExitCode::SUCCESS,
         Ok(Readiness::Busy) => {
             eprintln!("berthd: already running");

@@ -149,6 +149,7 @@ impl World {
             if Instant::now() >= deadline {
                 return Some(m);
             }
+            // Paces the poll: the subject is a real wall-clock bound (how late an event may be).
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(200));
         }
@@ -675,6 +676,7 @@ fn stress(world: &World, ops: u64, seed: u64) -> Tally {
             }
             *shared_dirs.lock().unwrap() = generator.spellings();
             let last_change = Instant::now();
+            // The subject is a real wall-clock bound: answers are right within PROPAGATION.
             std::thread::sleep(PROPAGATION.saturating_sub(last_change.elapsed()));
             let mut suspects = Vec::new();
             for d in &generator.spellings() {
@@ -776,17 +778,16 @@ fn a_real_queue_overflow_drops_the_cache_and_answers_stay_correct() {
     let file = root.join(".berth/workspace.json");
     std::fs::write(&file, r#"{"workspace": "aaaa"}"#).unwrap();
     // Not held yet: the first look's watches go through notify's thread, which the handler
-    // would block (other tests write in the watched ancestors of the temp folder).
-    let held = Arc::new(AtomicBool::new(false));
+    // would block (other tests write in the watched ancestors of the temp folder). Once the
+    // test holds the gate, the handler waits on it until the flood is written.
+    let gate = Arc::new(Mutex::new(()));
     let overflow_seen = Arc::new(AtomicBool::new(false));
     let cache = LookupCache::with_parts(CacheConfig::default(), Arc::new(RealFs), {
-        let held = held.clone();
+        let gate = gate.clone();
         let overflow_seen = overflow_seen.clone();
         move |sink| {
             let slow = EventSink::new(move |ev| {
-                while held.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
+                drop(gate.lock().unwrap_or_else(|p| p.into_inner()));
                 if ev == WatchEvent::Overflow {
                     overflow_seen.store(true, Ordering::Relaxed);
                 }
@@ -796,7 +797,7 @@ fn a_real_queue_overflow_drops_the_cache_and_answers_stay_correct() {
         }
     });
     assert_eq!(cache.look(&root), DirLook::file("aaaa"));
-    held.store(true, Ordering::Relaxed);
+    let held = gate.lock().unwrap();
     // More events than max_queued_events (16,384 here) while the handler is held up.
     let queued: u64 = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
         .ok()
@@ -808,13 +809,15 @@ fn a_real_queue_overflow_drops_the_cache_and_answers_stay_correct() {
         std::fs::remove_file(&f).unwrap();
     }
     std::fs::write(&file, r#"{"workspace": "bbbb"}"#).unwrap();
-    held.store(false, Ordering::Relaxed);
+    drop(held);
     let start = Instant::now();
     while cache.look(&root) != DirLook::file("bbbb") {
         assert!(
             start.elapsed() < Duration::from_secs(20),
             "still stale after the overflow"
         );
+        // Pacing a poll of the kernel's events draining through notify, which nothing outside
+        // the crate can await; the loop cannot end before the cache has caught up.
         std::thread::sleep(Duration::from_millis(10));
     }
     assert!(

@@ -678,7 +678,7 @@ mod reader {
             let found = protocol_mentions(&one("ops::device", text));
             assert!(!found.is_empty(), "not caught: {text}");
         }
-        let clean = "use berth_proto::paths; fn f() { paths::data_dir(); }\n\
+        let clean = "use berth_client::paths; fn f() { paths::data_dir(); }\n\
                      #[cfg(test)]\nmod tests { use berth_proto::pb; }";
         assert!(protocol_mentions(&one("ops::device", clean)).is_empty());
     }

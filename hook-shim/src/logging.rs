@@ -5,12 +5,12 @@
 
 use std::sync::Mutex;
 
-use berth_proto::paths::{self, EnvCtx};
+use berth_client::paths::{self, EnvCtx};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::writer::MakeWriterExt;
 
 /// The log file's name in the state folder.
-pub const LOG_FILE: &str = berth_proto::logfile::HOOK_LOG;
+pub const LOG_FILE: &str = berth_client::logfile::HOOK_LOG;
 
 /// Installs the global subscriber. Failing to open the log file is not an
 /// error a hook may report: it then logs to stderr under `BERTH_LOG` only.
@@ -19,7 +19,7 @@ pub fn init(env: &EnvCtx) {
     // Private like the daemon's: 0700 folder, 0600 file.
     let file = paths::state_dir(env)
         .ok()
-        .and_then(|dir| berth_proto::logfile::open_private(&dir, LOG_FILE).ok());
+        .and_then(|dir| berth_client::logfile::open_private(&dir, LOG_FILE).ok());
     let builder = tracing_subscriber::fmt().with_ansi(false);
     // The plain level filter skips parsing a filter on every session start.
     let _ = match (file, debug) {

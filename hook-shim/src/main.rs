@@ -29,10 +29,10 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-use berth_proto::client::{ClientError, Connection};
-use berth_proto::codes::Code;
-use berth_proto::paths::EnvCtx;
+use berth_client::client::{ClientError, Connection};
+use berth_client::paths::EnvCtx;
 use berth_proto::pb;
+use berth_vocab::codes::Code;
 use clap::Parser;
 
 use crate::input::Input;
@@ -351,7 +351,7 @@ fn run_stop_command(reply: &pb::HookReply, res: &pb::Resolution, cwd: &str, payl
     }
     // 0: a daemon that sends none; the setting's default then applies.
     let timeout = Duration::from_secs(match reply.stop_timeout_secs {
-        0 => berth_proto::settings::Setting::HooksStopTimeoutSecs.number(None),
+        0 => berth_vocab::settings::Setting::HooksStopTimeoutSecs.number(None),
         s => s.into(),
     });
     let dir = Path::new(cwd);

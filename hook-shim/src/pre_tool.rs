@@ -13,11 +13,11 @@
 use std::path::Path;
 use std::time::Duration;
 
+use berth_client::client::Connection;
+use berth_client::landing::landing;
+use berth_client::paths::EnvCtx;
 use berth_hook::payload::{self, Client};
 use berth_hook::tool_call::{ToolCall, tool_call};
-use berth_proto::client::Connection;
-use berth_proto::landing::landing;
-use berth_proto::paths::EnvCtx;
 use berth_proto::pb;
 
 use crate::input::{self, Input};
@@ -171,7 +171,12 @@ pub fn run(forced: Option<Client>, env: &EnvCtx) -> String {
         decision = reply.decision,
         "a write into another workspace's folder"
     );
-    output::pre_tool(client, verdict, &reply.reason, asks)
+    let notifier = output::Notifier::from_env(
+        std::env::var("TERM_PROGRAM").ok().as_deref(),
+        std::env::var("TERM").ok().as_deref(),
+        std::env::var_os("KITTY_WINDOW_ID").is_some(),
+    );
+    output::pre_tool(client, verdict, &reply.reason, asks, notifier)
 }
 
 /// Each target followed through its links here, as the daemon would follow it, so that the

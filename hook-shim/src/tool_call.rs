@@ -266,6 +266,22 @@ mod tests {
     }
 
     #[test]
+    fn codexs_code_mode_hands_its_nested_calls_over_as_direct_ones() {
+        // Codex 0.171, gpt-6.2-sol: its `exec` tool ran `await tools.apply_patch(patch)` and
+        // `await tools.exec_command({cmd})` (the throwaway home shortened to /home/u).
+        let nested = json!({"session_id":"01a24dcc-1786-7ff3-8211-30bf2c59037a","turn_id":"01a24dcc-1837-7e81-a8cf-a271ab1088d6","transcript_path":"/home/u/.codex/sessions/2026/12/06/rollout-2026-12-06T23-59-10-01a24dcc-1786-7ff3-8211-30bf2c59037a.jsonl","cwd":"/home/u/shop","hook_event_name":"PreToolUse","model":"gpt-6.2-sol","permission_mode":"bypassPermissions","tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch\n*** Add File: /home/u/alpha/cm.txt\n+x\n*** End Patch\n"},"tool_use_id":"exec-f268ef76-a21c-4e64-9e09-aea2f62eced3"});
+        assert_eq!(
+            call(nested),
+            writes("apply_patch", &["/home/u/alpha/cm.txt"])
+        );
+        let shell = json!({"session_id":"01a24dcc-3e62-7003-b48e-53653381a17e","turn_id":"01a24dcc-3e91-7590-86ba-812cd15c1f27","cwd":"/home/u/shop","hook_event_name":"PreToolUse","model":"gpt-6.2-sol","permission_mode":"bypassPermissions","tool_name":"Bash","tool_input":{"command":"apply_patch <<'PATCH'\n*** Begin Patch\n*** Add File: /home/u/alpha/sh.txt\n+x\n*** End Patch\nPATCH\n"},"tool_use_id":"exec-d310d00d-9485-45fc-b0f7-9230acd0cf16"});
+        assert_eq!(call(shell), writes("Bash", &["/home/u/alpha/sh.txt"]));
+        // The `exec` call itself reaches no hook; were it handed over, its script is not read.
+        let exec = json!({"tool_name": "exec", "tool_input": {"input": "await tools.apply_patch(\"*** Begin Patch\\n\")"}});
+        assert_eq!(call(exec), ToolCall::NotJudged("exec".into()));
+    }
+
+    #[test]
     fn reads_shell_commands_and_unknown_tools_are_not_judged() {
         for tool in [
             "Read",

@@ -77,7 +77,7 @@ pub fn workspace_form(offer: &pb::OpenQuestionReply) -> ElicitRequestParams {
     form(
         format!(
             "Which workspace should {} use?",
-            berth_proto::text::escaped(&offer.project)
+            berth_vocab::text::escaped(&offer.project)
         ),
         schema,
     )
@@ -99,7 +99,7 @@ pub fn overlap_form(overlap: &str) -> ElicitRequestParams {
     form(
         format!(
             "{}. Share it, or leave everything as it is?",
-            berth_proto::text::escaped(overlap)
+            berth_vocab::text::escaped(overlap)
         ),
         schema,
     )
@@ -188,7 +188,7 @@ fn accepted<'a>(
     if let Some(extra) = fields.keys().find(|k| !known.contains(&k.as_str())) {
         return Err(format!(
             "the answer has a field the form did not ask for ({})",
-            berth_proto::text::escaped(extra)
+            berth_vocab::text::escaped(extra)
         ));
     }
     Ok(fields)

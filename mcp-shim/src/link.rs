@@ -12,10 +12,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use berth_proto::client::{ClientError, Connection};
-use berth_proto::codes::Code;
-use berth_proto::paths::EnvCtx;
+use berth_client::client::{ClientError, Connection};
+use berth_client::paths::EnvCtx;
 use berth_proto::pb;
+use berth_proto::status::CodeStatus as _;
+use berth_vocab::codes::Code;
 use tokio::sync::{Mutex, watch};
 
 /// How long the first session event may take once the stream is open.

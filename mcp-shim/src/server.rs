@@ -1,5 +1,5 @@
 //! The MCP side: the fixed tool list (generated from the table in
-//! `berth_proto::tools`, which the daemon dispatches on too; see
+//! `berth_vocab::tools`, which the daemon dispatches on too; see
 //! `tool_list`), the handshake of both eras, and the translation of each
 //! call into one `CallTool` RPC.
 
@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use crate::ask::{self, Reading, Round, States};
 use crate::link::{Link, NotRegistered};
-use berth_proto::paths::EnvCtx;
+use berth_client::paths::EnvCtx;
 use berth_proto::pb;
-use berth_proto::tool_results::{Failure, Reply, json_text};
-use berth_proto::tools::Tool;
+use berth_vocab::tool_results::{Failure, Reply, json_text};
+use berth_vocab::tools::Tool;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ClientResult,
     ContentBlock, DiscoverResult, ElicitRequest, ElicitRequestParams, ElicitResult, Implementation,
@@ -532,8 +532,9 @@ impl ServerHandler for Shim {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use berth_proto::client::ClientError;
-    use berth_proto::codes::Code;
+    use berth_client::client::ClientError;
+    use berth_proto::status::CodeStatus as _;
+    use berth_vocab::codes::Code;
 
     #[test]
     fn the_daemons_instructions_are_used_when_it_gave_them() {
@@ -575,8 +576,8 @@ mod tests {
 
     #[test]
     fn a_data_folder_of_another_user_is_quoted_and_blamed_on_no_daemon() {
-        let refused = ClientError::NotOurs(berth_proto::ownership::NotOurs {
-            role: berth_proto::ownership::Role::DataFolder,
+        let refused = ClientError::NotOurs(berth_client::ownership::NotOurs {
+            role: berth_client::ownership::Role::DataFolder,
             path: "/tmp/evil".into(),
             problem: "it belongs to uid 65534, not to you (uid 0), and has mode 0777".into(),
             fix: "Set BERTH_DATA_DIR".into(),
@@ -589,7 +590,7 @@ mod tests {
 
     #[test]
     fn an_untrusted_daemon_is_quoted_and_said_to_have_been_sent_nothing() {
-        let untrusted = ClientError::Untrusted(berth_proto::verify::Untrusted {
+        let untrusted = ClientError::Untrusted(berth_client::verify::Untrusted {
             socket: "/tmp/berth-0/berthd.sock".into(),
             problem: "its folder \"/tmp/berth-0\" belongs to uid 65534, not to you (uid 0)".into(),
             next: "Remove it".into(),

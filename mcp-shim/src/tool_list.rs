@@ -1,6 +1,6 @@
 //! The tool list `tools/list` answers, computed once when the code changes
 //! rather than on every start: `tools.json` beside this file holds each tool
-//! of the table in `berth_proto::tools` with its name, description, input
+//! of the table in `berth_vocab::tools` with its name, description, input
 //! schema and annotations. Generating the schemas with schemars took about 40% of
 //! the shim's instructions to its first result; parsing this file takes a
 //! fraction of that (docs/benchmarks.md, "MCP spawn → first tool result").
@@ -38,7 +38,7 @@ pub fn warm() {
 mod tests {
     use std::sync::Arc;
 
-    use berth_proto::tools::{Effect, Tool as Table};
+    use berth_vocab::tools::{Effect, Tool as Table};
     use rmcp::model::{Tool, ToolAnnotations};
     use serde_json::Value;
 

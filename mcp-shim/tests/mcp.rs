@@ -410,7 +410,7 @@ async fn tools_are_listed_in_the_tables_order_and_an_unknown_one_is_named() {
     let shim = Spawn::new(&env, env.home()).start().await;
     let tools = shim.client.list_all_tools().await.expect("tools/list");
     let listed: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    let table: Vec<&str> = berth_proto::tools::Tool::ALL
+    let table: Vec<&str> = berth_vocab::tools::Tool::ALL
         .iter()
         .map(|t| t.name())
         .collect();
@@ -434,7 +434,7 @@ async fn every_listed_tool_is_one_the_daemon_dispatches() {
     let shim = Spawn::new(&env, env.home()).start().await;
     let tools = shim.client.list_all_tools().await.expect("tools/list");
     let listed: BTreeSet<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    let table: BTreeSet<&str> = berth_proto::tools::Tool::ALL
+    let table: BTreeSet<&str> = berth_vocab::tools::Tool::ALL
         .iter()
         .map(|t| t.name())
         .collect();
@@ -1884,7 +1884,7 @@ async fn every_result_has_structured_content_that_matches_its_types() {
     let tools = shim.client.list_all_tools().await.expect("tools/list");
     let mut validators = std::collections::BTreeMap::new();
     for tool in &tools {
-        let table = berth_proto::tools::Tool::from_name(&tool.name).unwrap();
+        let table = berth_vocab::tools::Tool::from_name(&tool.name).unwrap();
         let whole = jsonschema::validator_for(&Value::Object(table.result_schema()))
             .unwrap_or_else(|e| panic!("{}: not a valid result schema: {e}", tool.name));
         validators.insert(tool.name.to_string(), whole);
@@ -2010,13 +2010,17 @@ async fn argument_errors_are_tool_errors_with_a_code_and_a_correct_call() {
 
 /// Waits until the shim has registered its session at start-up.
 fn wait_registered(shim: &Shim) {
-    for _ in 0..1000 {
-        if shim.log().contains("session registered") {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("the shim never registered its session:\n{}", shim.log());
+    let registered = berth_tests::wait_until(Duration::from_secs(10), || {
+        shim.log()
+            .contains("session registered")
+            .then_some(())
+            .ok_or(())
+    });
+    assert!(
+        registered.is_ok(),
+        "the shim never registered its session:\n{}",
+        shim.log()
+    );
 }
 
 fn the_only_session(env: &TestEnv) -> String {

@@ -1,68 +1,14 @@
-//! berth's wire protocol and the one client path every shim uses.
+//! berth's wire protocol: the generated types of `proto/berth.proto`, the versions both ends
+//! exchange, and how an error's code and hints ride on a gRPC status. The connection itself is
+//! `berth-client`'s.
 //!
 //! - [`pb`]: the generated tonic/prost types for `proto/berth.proto`.
-//! - [`atomic`]: the one way berth replaces a file, syncing it and
-//!   following no link.
-//! - [`careful_open`]: reading a file without following a link or waiting
-//!   on a FIFO.
-//! - [`landing`]: where a write tool's file lands, followed through links;
-//!   the pre-tool hook and the daemon's guard follow targets the same way.
-//! - [`paths`]: where the socket, data and logs live, derived in one place
-//!   for the daemon and every client alike.
-//! - [`record`]: where the one daemon of a data folder listens, written by
-//!   it in that folder.
-//! - [`transport`]: the local-socket stream both ends speak gRPC over.
-//! - [`client`]: connect, start the daemon when it is not running, and
-//!   compare versions.
-//! - [`verify`]: is the daemon behind a socket this user's? Checked on
-//!   every dial, before anything is sent.
-//! - [`instance_lock`]: the lock that makes one daemon per data folder
-//!   and per socket.
-//! - [`codes`]: stable machine codes carried across the RPC boundary.
-//! - [`settings`]: the settings berth knows, their defaults and ranges.
-//! - [`text`]: wording shared by the daemon's and the clients' messages.
-//! - [`tools`]: the MCP tools, their names, descriptions and schemas, which
-//!   the MCP shim lists and the daemon dispatches on.
-//! - [`tool_args`]: each MCP tool's arguments.
-//! - [`tool_results`]: the structured content of each MCP tool's result,
-//!   from which the daemon builds results.
-//! - [`logfile`]: log files only their user may read.
-//! - [`ownership`]: are the data folder, the database and the state folder
-//!   this user's alone? Checked before anything is read from them.
-//! - `user_sid` (Windows): who a process runs as, by its token's user SID.
-//!
-//! ```no_run
-//! # async fn demo() -> Result<(), berth_proto::client::ClientError> {
-//! let env = berth_proto::paths::EnvCtx::from_process();
-//! let mut conn = berth_proto::client::Connection::open(&env).await?;
-//! let status = conn.status().await?;
-//! println!("berthd {} at {}", status.version, status.socket);
-//! # Ok(()) }
-//! ```
-// Tests write files freely; the product code replaces one only through `atomic` (clippy.toml).
-#![cfg_attr(test, allow(clippy::disallowed_methods))]
+//! - [`status`]: an error's code and hints on a gRPC status.
+//! - [`versions`]: how two berth versions compare.
 #![deny(missing_docs)]
 
-pub mod atomic;
-pub mod careful_open;
-pub mod client;
-pub mod codes;
-pub mod instance_lock;
-pub mod landing;
-pub mod logfile;
-pub mod ownership;
-pub mod paths;
-pub mod record;
-pub mod settings;
-pub mod spawn;
-pub use berth_core::text;
-pub mod tool_args;
-pub mod tool_results;
-pub mod tools;
-pub mod transport;
-#[cfg(windows)]
-pub mod user_sid;
-pub mod verify;
+pub mod status;
+pub mod versions;
 
 /// Generated protocol types (package `berth.v1`).
 #[allow(missing_docs, clippy::all)]

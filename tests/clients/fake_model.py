@@ -11,12 +11,17 @@ body is kept in the log folder, so the script can check what the model saw.
     fake_model.py serve LOG_DIR PORT_FILE [CALLS_FILE]
     fake_model.py saw LOG_DIR NEEDLE     # where NEEDLE reached the model
     fake_model.py results LOG_DIR        # what the scripted calls' results said
+    fake_model.py tools LOG_DIR          # the tools the first request offered
 
 With CALLS_FILE (a JSON list of {"name": TOOL, "input": ARGUMENTS}), the model
 makes those calls instead, one per request and in order, each once the client
 offers that tool, then answers with the final text; ARGUMENTS is the object a
 Messages API tool takes, or for the Responses API the object whose JSON is the
-call's arguments.
+call's arguments, or a string: the input of a freeform tool (a Responses API
+`custom_tool_call`, such as Codex's code-mode `exec`, whose input is
+JavaScript source). The Responses API's tools are read from the request's
+`tools` and from its `additional_tools` input items (where Codex puts them
+for its bundled models), at top level or in a namespace.
 
 Python 3 standard library only.
 """
@@ -32,18 +37,34 @@ SCRIPTED_ID = "toolu_berth_scripted_"
 FINAL_TEXT = "berth conformance: done."
 
 
+def offered_tools(body):
+    """Every tool the request offers, as (tool, namespace): from `tools`, and from the
+    `additional_tools` input items in which Codex offers its bundled models' tools."""
+    lists = [body.get("tools") or []]
+    for item in body.get("input", []) if isinstance(body.get("input"), list) else []:
+        if isinstance(item, dict) and item.get("type") == "additional_tools":
+            lists.append(item.get("tools") or [])
+    for tools in lists:
+        for tool in tools:
+            if not isinstance(tool, dict):
+                continue
+            if tool.get("type") != "namespace":
+                yield tool, None
+                continue
+            for inner in tool.get("tools") or []:
+                if isinstance(inner, dict):
+                    yield inner, tool.get("name")
+
+
 def tool_name(body):
     """How the client offers berth's device_context tool: (name, namespace).
     Codex groups an MCP server's tools in a namespace named after it."""
-    for tool in body.get("tools") or []:
-        if not isinstance(tool, dict):
-            continue
+    for tool, namespace in offered_tools(body):
         name = tool.get("name")
-        if isinstance(name, str) and name.endswith("device_context"):
+        if namespace is None and isinstance(name, str) and name.endswith("device_context"):
             return name, None
-        for inner in tool.get("tools") or [] if tool.get("type") == "namespace" else []:
-            if isinstance(inner, dict) and inner.get("name") == "device_context":
-                return "device_context", name
+        if namespace is not None and name == "device_context":
+            return "device_context", namespace
     return None
 
 
@@ -63,15 +84,7 @@ def tool_results(body):
 
 def offered(body, wanted):
     """Whether the request offers a tool named `wanted`, at top level or in a namespace."""
-    for tool in body.get("tools") or []:
-        if not isinstance(tool, dict):
-            continue
-        if tool.get("name") == wanted:
-            return True
-        for inner in tool.get("tools") or [] if tool.get("type") == "namespace" else []:
-            if isinstance(inner, dict) and inner.get("name") == wanted:
-                return True
-    return False
+    return any(tool.get("name") == wanted for tool, _ in offered_tools(body))
 
 
 def scripted_results(body):
@@ -130,7 +143,10 @@ def anthropic(body, call):
 
 
 def responses(body, call):
-    if call and len(call) > 2:
+    if call and len(call) > 2 and isinstance(call[1], str):
+        item = {"type": "custom_tool_call", "id": "ctc_fake", "call_id": call[2], "name": call[0],
+                "input": call[1], "status": "completed"}
+    elif call and len(call) > 2:
         item = {"type": "function_call", "id": "fc_fake", "call_id": call[2], "name": call[0],
                 "arguments": json.dumps(call[1]), "status": "completed"}
     elif call:
@@ -277,6 +293,19 @@ def results(log_dir):
         print(json.dumps(r if isinstance(r, str) else json.dumps(r)))
 
 
+def tools(log_dir):
+    """The tools the first model request offered, one `TYPE NAME` a line; a tool in a
+    namespace is named NAMESPACE.NAME."""
+    for name in sorted(os.listdir(log_dir)):
+        with open(os.path.join(log_dir, name)) as f:
+            body = json.load(f).get("body")
+        if not isinstance(body, dict):
+            continue
+        for tool, namespace in offered_tools(body):
+            print(tool.get("type"), f"{namespace}.{tool.get('name')}" if namespace else tool.get("name"))
+        return
+
+
 if __name__ == "__main__":
     if len(sys.argv) in (4, 5) and sys.argv[1] == "serve":
         serve(*sys.argv[2:])
@@ -284,5 +313,7 @@ if __name__ == "__main__":
         saw(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 3 and sys.argv[1] == "results":
         results(sys.argv[2])
+    elif len(sys.argv) == 3 and sys.argv[1] == "tools":
+        tools(sys.argv[2])
     else:
         sys.exit(__doc__)

@@ -503,6 +503,23 @@ print(json.dumps(dict(cmd=f"apply_patch <<'PATCH'\n{patch}PATCH\n", **extra)))
 PY
 }
 
+# The patch adding $1, as the input of Codex's freeform apply_patch tool (a JSON string).
+codex_freeform_patch() {
+    python3 -c 'import json, sys; print(json.dumps(f"*** Begin Patch\n*** Add File: {sys.argv[1]}\n+x\n*** End Patch\n"))' "$1"
+}
+
+# The input of Codex's code-mode `exec` (a JSON string of JavaScript) that adds $2 with the
+# nested tool $1: `apply_patch`, or `exec_command` running it in a shell call.
+code_mode_call() {
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+tool, path = sys.argv[1], sys.argv[2]
+patch = f"*** Begin Patch\n*** Add File: {path}\n+x\n*** End Patch\n"
+arg = json.dumps(patch) if tool == "apply_patch" else "{cmd: %s}" % json.dumps(f"apply_patch <<'PATCH'\n{patch}PATCH\n")
+print(json.dumps(f"const result = await tools.{tool}({arg});\ntext(result);\n"))
+PY
+}
+
 mkdir -p "$T/claude"
 calls "$T/claude/calls.json" \
     Write "{\"file_path\": \"$ALPHA/claude.txt\", \"content\": \"x\"}" \
@@ -515,18 +532,25 @@ rc=$?
 stop_model
 check_guard "guard, claude-code -p" "$T/claude" "$ALPHA/claude.txt" "$SHOP/claude.txt" "$rc"
 
+# One Codex turn in $1 whose model, $2, makes the calls in $1/calls.json; the sandbox is off.
+codex_guard_turn() {
+    start_model "$1/model" "$1/calls.json"
+    bounded "$1/turn" codex exec --dangerously-bypass-hook-trust --skip-git-repo-check \
+        -s danger-full-access -c model_provider=fake \
+        -c "model_providers.fake={name=\"fake\",base_url=\"$MODEL_URL/v1\",wire_api=\"responses\"}" \
+        -c approval_policy=never -m "$2" "$PROMPT"
+    local rc=$?
+    stop_model
+    return "$rc"
+}
+
 mkdir -p "$T/codex"
 calls "$T/codex/calls.json" \
     exec_command "$(codex_patch "$ALPHA/codex.txt")" \
     exec_command "$(codex_patch codex.txt)" \
     exec_command "$(codex_patch workdir.txt "{\"workdir\": \"$ALPHA\"}")"
-start_model "$T/codex/model" "$T/codex/calls.json"
-bounded "$T/codex/turn" codex exec --dangerously-bypass-hook-trust --skip-git-repo-check \
-    -s danger-full-access -c model_provider=fake \
-    -c "model_providers.fake={name=\"fake\",base_url=\"$MODEL_URL/v1\",wire_api=\"responses\"}" \
-    -c approval_policy=never -m fake-model "$PROMPT"
+codex_guard_turn "$T/codex" fake-model
 rc=$?
-stop_model
 check_guard "guard, codex (apply_patch in a shell call)" "$T/codex" "$ALPHA/codex.txt" "$SHOP/codex.txt" "$rc"
 said=$(python3 "$FAKE_MODEL" results "$T/codex/model" | sed -n 3p)
 if [ ! -e "$ALPHA/workdir.txt" ] && grep -q "belongs to workspace alpha" <<<"$said"; then
@@ -534,6 +558,46 @@ if [ ! -e "$ALPHA/workdir.txt" ] && grep -q "belongs to workspace alpha" <<<"$sa
 else
     fail "guard, codex: a patch run with its workdir in another workspace is stopped" \
         "written: $([ -e "$ALPHA/workdir.txt" ] && echo yes || echo no); the model got: $(head -c 200 <<<"$said")"
+fi
+
+# Codex's own apply_patch tool, a freeform one (the call's input is the patch): offered to
+# gpt-5.5, the one bundled model of Codex 0.171 not in code mode. The hook sees `apply_patch`
+# with the patch in `command`.
+mkdir -p "$T/codex-direct"
+calls "$T/codex-direct/calls.json" \
+    apply_patch "$(codex_freeform_patch "$ALPHA/direct.txt")" \
+    apply_patch "$(codex_freeform_patch direct.txt)"
+codex_guard_turn "$T/codex-direct" gpt-5.5
+check_guard "guard, codex (its apply_patch tool, gpt-5.5)" "$T/codex-direct" "$ALPHA/direct.txt" "$SHOP/direct.txt" $?
+
+# Code mode: every other bundled model of Codex 0.171, its default gpt-6.2-sol among them, is
+# offered one tool to act with, `exec`, whose input is JavaScript run in codex-code-mode-host;
+# the script calls Codex's tools as `await tools.apply_patch(patch)` or
+# `await tools.exec_command({cmd})`. Codex hands each of those calls to PreToolUse as it would
+# a direct one (`apply_patch` with the patch in `command`, the shell call as `Bash`); the `exec`
+# call itself reaches no hook. A refusal is thrown in the script, and reaches the model as its
+# error.
+mkdir -p "$T/codex-code-mode"
+calls "$T/codex-code-mode/calls.json" \
+    exec "$(code_mode_call apply_patch "$ALPHA/code-mode.txt")" \
+    exec "$(code_mode_call apply_patch code-mode.txt)" \
+    exec "$(code_mode_call exec_command "$ALPHA/code-mode-shell.txt")"
+codex_guard_turn "$T/codex-code-mode" gpt-6.2-sol
+rc=$?
+offered=$(python3 "$FAKE_MODEL" tools "$T/codex-code-mode/model" | tr '\n' ' ')
+if grep -q "custom functions.exec " <<<"$offered" && ! grep -qE "[ .](apply_patch|exec_command) " <<<" $offered"; then
+    ok "guard, codex code mode: gpt-6.2-sol is offered exec (JavaScript), and Codex's edit tools only inside it"
+else
+    fail "guard, codex code mode: gpt-6.2-sol is offered exec, the edit tools only inside it" "offered: $offered"
+fi
+check_guard "guard, codex code mode (tools.apply_patch from exec)" "$T/codex-code-mode" \
+    "$ALPHA/code-mode.txt" "$SHOP/code-mode.txt" "$rc"
+said=$(python3 "$FAKE_MODEL" results "$T/codex-code-mode/model" | sed -n 3p)
+if [ ! -e "$ALPHA/code-mode-shell.txt" ] && grep -q "belongs to workspace alpha" <<<"$said"; then
+    ok "guard, codex code mode: apply_patch in a shell call from exec (tools.exec_command) is stopped"
+else
+    fail "guard, codex code mode: apply_patch in a shell call from exec is stopped" \
+        "written: $([ -e "$ALPHA/code-mode-shell.txt" ] && echo yes || echo no); the model got: $(head -c 200 <<<"$said")"
 fi
 
 mkdir -p "$T/copilot"
@@ -550,9 +614,42 @@ stop_model
 check_guard "guard, copilot-cli" "$T/copilot" "$ALPHA/copilot.txt" "$SHOP/copilot.txt" "$rc"
 
 # Claude Code's interactive TUI, in tmux: berth's `ask` must reach the person with its
-# reason. The screen is read at the permission prompt; "3" (No) answers it.
-if command -v tmux >/dev/null; then
-    mkdir -p "$T/tui"
+# reason. Its prompt for a file write has no room for a hook's reason, so berth hands the
+# reason to the terminal as a notification (the hook's `terminalSequence`, which Claude Code
+# writes out itself): `script` keeps every byte Claude Code writes to the terminal, and the
+# screen is read at the permission prompt. The person refuses ("3", No) the first time, and
+# allows ("1", Yes) the second, after which the transcript shows berth's reason too.
+tui_turn() {
+    local dir=$1 file=$2 key=$3
+    mkdir -p "$dir"
+    calls "$dir/calls.json" Write "{\"file_path\": \"$file\", \"content\": \"x\"}"
+    start_model "$dir/model" "$dir/calls.json"
+    tmux new-session -d -s berth-tui -x 160 -y 50 \
+        "script -q -f $dir/terminal.raw -c 'env ANTHROPIC_BASE_URL=$MODEL_URL ANTHROPIC_API_KEY=fake-key-for-the-tui DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 claude'"
+    for _ in $(seq 60); do
+        sleep 0.5
+        tmux capture-pane -p -t berth-tui >"$dir/start.txt" 2>/dev/null
+        grep -q "for shortcuts" "$dir/start.txt" && break
+    done
+    tmux send-keys -t berth-tui "Write the file" Enter
+    for _ in $(seq 60); do
+        sleep 0.5
+        tmux capture-pane -p -t berth-tui >"$dir/prompt.txt" 2>/dev/null
+        grep -q "Do you want to create $(basename "$file")" "$dir/prompt.txt" && break
+    done
+    # What the terminal had been told when the person was asked.
+    cp "$dir/terminal.raw" "$dir/terminal-at-prompt.raw" 2>/dev/null
+    tmux send-keys -t berth-tui "$key"
+    for _ in $(seq 20); do
+        sleep 0.5
+        tmux capture-pane -p -t berth-tui >"$dir/after.txt" 2>/dev/null
+        grep -q "berth conformance: done" "$dir/after.txt" && break
+    done
+    tmux kill-session -t berth-tui 2>/dev/null
+    stop_model
+}
+
+if command -v tmux >/dev/null && command -v script >/dev/null; then
     python3 - "$HOME/.claude.json" "$SHOP" <<'EOF'
 import json, sys
 path, shop = sys.argv[1], sys.argv[2]
@@ -562,36 +659,27 @@ d["customApiKeyResponses"] = {"approved": ["fake-key-for-the-tui"[-20:]], "rejec
 d.setdefault("projects", {}).setdefault(shop, {})["hasTrustDialogAccepted"] = True
 json.dump(d, open(path, "w"))
 EOF
-    calls "$T/tui/calls.json" Write "{\"file_path\": \"$ALPHA/tui.txt\", \"content\": \"x\"}"
-    start_model "$T/tui/model" "$T/tui/calls.json"
-    tmux new-session -d -s berth-tui -x 160 -y 50 \
-        "env ANTHROPIC_BASE_URL=$MODEL_URL ANTHROPIC_API_KEY=fake-key-for-the-tui DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 claude"
-    for _ in $(seq 60); do
-        sleep 0.5
-        tmux capture-pane -p -t berth-tui >"$T/tui/start.txt" 2>/dev/null
-        grep -q "for shortcuts" "$T/tui/start.txt" && break
-    done
-    tmux send-keys -t berth-tui "Write the file" Enter
-    for _ in $(seq 60); do
-        sleep 0.5
-        tmux capture-pane -p -t berth-tui >"$T/tui/prompt.txt" 2>/dev/null
-        grep -q "Do you want to create tui.txt" "$T/tui/prompt.txt" && break
-    done
-    tmux send-keys -t berth-tui "3"
-    sleep 2
-    tmux capture-pane -p -t berth-tui >"$T/tui/after.txt" 2>/dev/null
-    tmux kill-session -t berth-tui 2>/dev/null
-    stop_model
+    REASON="berth: this session works in workspace shop; "
+    tui_turn "$T/tui" "$ALPHA/tui.txt" 3
     if grep -q "Do you want to create tui.txt" "$T/tui/prompt.txt" && [ ! -e "$ALPHA/tui.txt" ]; then
         ok "guard, claude-code TUI: the write into another workspace is put to the person, who refuses it"
     else
         fail "guard, claude-code TUI: the write is put to the person" "$(grep -v '^$' "$T/tui/prompt.txt" | tail -12)"
     fi
-    if cat "$T/tui/prompt.txt" "$T/tui/after.txt" | grep -q "belongs to workspace alpha"; then
-        ok "guard, claude-code TUI: the person sees berth's reason"
+    # An OSC 9 notification (tmux's TERM_PROGRAM names no other form), perhaps wrapped for
+    # tmux, carrying berth's reason, written before the person answered.
+    if grep -a -q "]9;${REASON}.*belongs to workspace alpha" "$T/tui/terminal-at-prompt.raw"; then
+        ok "guard, claude-code TUI: the person's terminal is shown berth's reason as the question is put"
     else
-        fail "guard, claude-code TUI: the person sees berth's reason" \
-            "Claude Code shows neither permissionDecisionReason nor systemMessage with ask (docs/clients.md)"
+        fail "guard, claude-code TUI: the person's terminal is shown berth's reason as the question is put" \
+            "no notification with the reason among the bytes written before the answer ($T/tui/terminal-at-prompt.raw)"
+    fi
+    tui_turn "$T/tui-yes" "$ALPHA/tui-yes.txt" 1
+    if [ -e "$ALPHA/tui-yes.txt" ] && tr -d '\n' <"$T/tui-yes/after.txt" | tr -s ' ' | grep -q "says: ${REASON}"; then
+        ok "guard, claude-code TUI: a write the person allows goes through, and the transcript shows berth's reason"
+    else
+        fail "guard, claude-code TUI: a write the person allows goes through, with berth's reason" \
+            "written: $([ -e "$ALPHA/tui-yes.txt" ] && echo yes || echo no); $(grep -v '^$' "$T/tui-yes/after.txt" | tail -8)"
     fi
 fi
 

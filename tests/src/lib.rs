@@ -290,7 +290,7 @@ impl TestEnv {
     /// The daemon's lock file: beside the socket (on Windows, named after
     /// the pipe in the user's local application data).
     pub fn lock_file(&self) -> PathBuf {
-        berth_proto::paths::lock_path(&self.socket())
+        berth_client::paths::lock_path(&self.socket())
     }
 
     /// The daemon's log file.
@@ -533,13 +533,13 @@ impl TestEnv {
 
     /// A protocol connection to this env's running daemon, for tests that
     /// send RPCs straight to it. Panics when no daemon runs.
-    pub async fn connect(&self) -> berth_proto::client::Connection {
-        let ctx = berth_proto::paths::EnvCtx {
+    pub async fn connect(&self) -> berth_client::client::Connection {
+        let ctx = berth_client::paths::EnvCtx {
             berth_socket: Some(self.socket().into()),
-            uid: berth_proto::paths::current_uid(),
+            uid: berth_client::paths::current_uid(),
             ..Default::default()
         };
-        berth_proto::client::Connection::open_existing(&ctx)
+        berth_client::client::Connection::open_existing(&ctx)
             .await
             .expect("connect")
             .expect("a daemon runs")
@@ -595,7 +595,7 @@ impl TestEnv {
         // its files: wait until its lock is released too.
         let lock = self.lock_file();
         let released = wait_until(timeout, || {
-            if berth_proto::instance_lock::is_held(&lock) {
+            if berth_client::instance_lock::is_held(&lock) {
                 Err(())
             } else {
                 Ok(())
@@ -670,7 +670,7 @@ impl ThrowawayUser {
             let uid = Self::FIRST + pick % Self::SPREAD;
             pick = pick.wrapping_mul(1_103_515_245).wrapping_add(12_345);
             let user = ThrowawayUser { uid };
-            if berth_proto::paths::passwd_home(uid).is_some()
+            if berth_client::paths::passwd_home(uid).is_some()
                 || std::fs::symlink_metadata(user.tmp_folder()).is_ok()
             {
                 continue;
@@ -713,7 +713,7 @@ impl Drop for ThrowawayUser {
 /// Registers an agent session over `conn` and reads its first event (the id and the pin).
 /// Keep the returned stream open for as long as the session should live.
 pub async fn open_session(
-    conn: &mut berth_proto::client::Connection,
+    conn: &mut berth_client::client::Connection,
     req: berth_proto::pb::OpenSessionRequest,
 ) -> (
     berth_proto::pb::SessionEvent,
@@ -900,7 +900,8 @@ pub fn is_stopped(pid: u32) -> bool {
 }
 
 /// Polls `f` with growing pauses until it returns `Ok`, or `timeout` passes
-/// (then the last `Err`).
+/// (then the last `Err`). For state only another process can change (a daemon's, a shim's),
+/// which nothing here can await: it cannot return `Ok` before that state is reached.
 pub fn wait_until<T, E>(timeout: Duration, mut f: impl FnMut() -> Result<T, E>) -> Result<T, E> {
     let deadline = Instant::now() + timeout;
     let mut pause = Duration::from_millis(1);

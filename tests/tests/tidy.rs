@@ -169,11 +169,14 @@ fn a_renamed_test_or_a_moved_file_is_caught() {
 }
 
 /// The product crates' source folders: what ships (tests, benches and fuzz checks do not).
-const PRODUCT_SOURCES: [&str; 7] = [
+const PRODUCT_SOURCES: [&str; 10] = [
+    "vocab/src",
     "proto/src",
+    "client/src",
     "daemon/src",
     "daemon/core/src",
     "client-cli/src",
+    "client-cli/install/src",
     "client-cli/entry/src",
     "mcp-shim/src",
     "hook-shim/src",
@@ -182,16 +185,16 @@ const PRODUCT_SOURCES: [&str; 7] = [
 /// The files berth keeps in its data, state and socket folders, each with the one file that may
 /// spell its name.
 const FILE_NAMES: [(&str, &str); 6] = [
-    ("berth.db", "proto/src/paths.rs"),
-    ("berthd.json", "proto/src/paths.rs"),
-    ("berthd.lock", "proto/src/paths.rs"),
-    ("berthd.sock", "proto/src/paths.rs"),
-    ("berthd.log", "proto/src/logfile.rs"),
-    ("berth-hook.log", "proto/src/logfile.rs"),
+    ("berth.db", "client/src/paths.rs"),
+    ("berthd.json", "client/src/paths.rs"),
+    ("berthd.lock", "client/src/paths.rs"),
+    ("berthd.sock", "client/src/paths.rs"),
+    ("berthd.log", "client/src/logfile.rs"),
+    ("berth-hook.log", "client/src/logfile.rs"),
 ];
 
 /// The one file that may spell the variables that locate berth's folders.
-const VARIABLES_HOME: &str = "proto/src/paths.rs";
+const VARIABLES_HOME: &str = "client/src/paths.rs";
 
 /// The variables that locate berth's folders: `paths::LOCATION_VARIABLES`, read from the source
 /// (its items are string constants of `paths` or literals).
@@ -425,7 +428,7 @@ fn berths_file_names_and_location_variables_are_spelled_only_in_paths_and_logfil
     assert!(
         found.is_empty(),
         "product code spells these outside their one home (use the function or constant of \
-         berth_proto::paths or berth_proto::logfile):\n{}",
+         berth_client::paths or berth_client::logfile):\n{}",
         found.into_iter().collect::<Vec<_>>().join("\n")
     );
 }
@@ -447,11 +450,11 @@ fn a_name_spelled_outside_its_home_is_caught_and_tests_docs_and_comments_are_fre
              fn m() -> String { format!(\"set {BERTH_SOCKET} or {BERTH_DATA_DIR:?}\") }\n",
         ),
         file(
-            "proto/src/paths.rs",
+            "client/src/paths.rs",
             "fn f() -> [&str; 2] { [\"BERTH_DATA_DIR\", \"berthd.sock\"] }",
         ),
         file(
-            "proto/src/logfile.rs",
+            "client/src/logfile.rs",
             "const L: &str = \"berthd.log\"; const S: &str = \"berthd.sock\";",
         ),
     ];
@@ -464,7 +467,7 @@ fn a_name_spelled_outside_its_home_is_caught_and_tests_docs_and_comments_are_fre
                 "daemon/src/store/mod.rs:4: berthd.log",
                 "daemon/src/store/mod.rs:4: XDG_STATE_HOME",
                 "daemon/src/store/mod.rs:10: berth.db",
-                "proto/src/logfile.rs:1: berthd.sock",
+                "client/src/logfile.rs:1: berthd.sock",
             ]
             .map(String::from)
         )

@@ -1,6 +1,6 @@
 //! `berth-load`: the RPC load generator behind `bench/rpc.sh` and `bench/scale.sh`.
 //! It talks to a running berthd through the one client connector
-//! (`berth_proto::client::Connection`), as every shim does, and prints one JSON line per run.
+//! (`berth_client::client::Connection`), as every shim does, and prints one JSON line per run.
 //!
 //! - `latency DIR...`: sequential calls on one reused connection, a bare `Ping` and a
 //!   `Resolve` of a random DIR interleaved (so both see the same noise); p50/p99 of each.
@@ -19,8 +19,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use berth_proto::client::Connection;
-use berth_proto::paths::EnvCtx;
+use berth_client::client::Connection;
+use berth_client::paths::EnvCtx;
 use berth_proto::pb;
 use clap::{Parser, Subcommand};
 

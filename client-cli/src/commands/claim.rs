@@ -51,7 +51,7 @@ pub async fn cmd_claim(ctx: &mut Ctx, args: ClaimArgs) -> Result<(), CliError> {
             &reply
                 .workspaces
                 .iter()
-                .map(|w| format!("{}\n", berth_proto::text::escaped(w)))
+                .map(|w| format!("{}\n", berth_vocab::text::escaped(w)))
                 .collect::<String>(),
         ),
     }

@@ -16,17 +16,18 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use berth_proto::client::{ClientError, Connection, compare_versions};
-use berth_proto::ownership;
-use berth_proto::paths::{self, EnvCtx, Uid};
+use berth_client::client::{ClientError, Connection};
+use berth_client::ownership;
+use berth_client::paths::{self, EnvCtx, Uid};
 use berth_proto::pb;
-use berth_proto::text::escaped;
+use berth_proto::versions::compare_versions;
+use berth_vocab::text::escaped;
 use clap::Args;
 
 use crate::context::Ctx;
-use crate::install::audit::{self, HookTrust, Inherits, Standing};
-use crate::install::{Locations, Programs, Scope};
 use crate::output::{self, CliError};
+use berth_install::audit::{self, HookTrust, Inherits, Standing};
+use berth_install::{Locations, Programs, Scope};
 
 /// Arguments of `berth doctor`.
 #[derive(Args, Debug)]
@@ -492,7 +493,7 @@ fn log_check(env: &EnvCtx, diagnosis: Option<&pb::DiagnoseReply>) -> Check {
     let file = match diagnosis {
         Some(d) => PathBuf::from(&d.log_file),
         None => match paths::state_dir(env) {
-            Ok(d) => d.join(berth_proto::logfile::DAEMON_LOG),
+            Ok(d) => d.join(berth_client::logfile::DAEMON_LOG),
             Err(e) => return unknown("log", e.to_string()),
         },
     };
@@ -605,7 +606,7 @@ fn client_checks(checks: &mut Vec<Check>, data_dir: Option<&Path>) {
         }
     }
     let codex = survey.iter().any(|r| {
-        r.client == crate::install::Client::Codex
+        r.client == berth_install::Client::Codex
             && r.scope == Scope::User
             && r.standing == Standing::Registered
     });

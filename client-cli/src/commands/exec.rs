@@ -8,7 +8,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use berth_proto::client::Connection;
+use berth_client::client::Connection;
 use berth_proto::pb;
 use clap::Args;
 

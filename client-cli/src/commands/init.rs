@@ -8,9 +8,9 @@ use std::path::Path;
 use clap::{Args, ValueEnum};
 
 use crate::context::Ctx;
-use crate::install::shell_word;
 use crate::output::{self, CliError};
 use crate::placeholders;
+use berth_install::shell_word;
 
 /// A shell `berth init` knows.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

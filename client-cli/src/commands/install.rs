@@ -4,11 +4,11 @@
 use clap::Args;
 
 use crate::context::Ctx;
-use crate::install::clients::{self, Edit, FileSpec};
-use crate::install::files::{self, Action, Backup, Planned, Written};
-use crate::install::{Client, Locations, Programs, Scope, json, toml};
 use crate::output::{self, CliError};
 use crate::relay::RootsFrom;
+use berth_install::clients::{self, Edit, FileSpec, Wrapped};
+use berth_install::files::{self, Action, Backup, Planned, Written};
+use berth_install::{Client, Locations, Programs, Scope, json, toml};
 
 /// Arguments of `berth install`.
 #[derive(Args, Debug)]
@@ -45,22 +45,10 @@ pub struct InstallArgs {
     pub command: Vec<String>,
 }
 
-/// A server that `berth exec` wraps: its name in the client's config and
-/// its command (empty when uninstalling).
-#[derive(Debug)]
-pub struct Wrapped {
-    /// The entry's name.
-    pub name: String,
-    /// CMD and its arguments.
-    pub command: Vec<String>,
-    /// The roots it gets.
-    pub roots: RootsFrom,
-}
-
 /// Runs `berth install`.
 pub async fn cmd_install(ctx: &mut Ctx, args: InstallArgs) -> Result<(), CliError> {
     let wrapped = match args.exec {
-        Some(name) => Some(Wrapped::new(name, args.command)?.with_roots(args.roots)),
+        Some(name) => Some(wrapped(name, args.command, args.roots)?),
         None => None,
     };
     run(
@@ -73,40 +61,32 @@ pub async fn cmd_install(ctx: &mut Ctx, args: InstallArgs) -> Result<(), CliErro
     )
 }
 
-impl Wrapped {
-    /// Checks the name and the command's placeholders as `berth exec` will
-    /// (usage errors).
-    pub fn new(name: String, command: Vec<String>) -> Result<Wrapped, CliError> {
-        let plain = (1..=64).contains(&name.len())
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-        if !plain {
-            return Err(CliError::usage(format!(
-                "{name:?} cannot name a server: use 1 to 64 letters, digits, `-` or `_`"
-            )));
-        }
-        if name == json::SERVER_NAME {
-            return Err(CliError::usage(
-                "\"berth\" is berth's own server; give the wrapped server another name",
-            ));
-        }
-        // What `berth exec` would refuse when the client starts the server
-        // is refused now, while the user is at the terminal.
-        let words: Vec<std::ffi::OsString> = command.iter().map(Into::into).collect();
-        super::exec::check_command(&words)?;
-        Ok(Wrapped {
-            name,
-            command,
-            roots: RootsFrom::Home,
-        })
+/// The server `berth exec` wraps, its name and command checked as `berth exec` will check them
+/// (usage errors).
+pub fn wrapped(name: String, command: Vec<String>, roots: RootsFrom) -> Result<Wrapped, CliError> {
+    let plain = (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !plain {
+        return Err(CliError::usage(format!(
+            "{name:?} cannot name a server: use 1 to 64 letters, digits, `-` or `_`"
+        )));
     }
-
-    /// The same server with these roots.
-    pub fn with_roots(mut self, roots: RootsFrom) -> Wrapped {
-        self.roots = roots;
-        self
+    if name == json::SERVER_NAME {
+        return Err(CliError::usage(
+            "\"berth\" is berth's own server; give the wrapped server another name",
+        ));
     }
+    // What `berth exec` would refuse when the client starts the server
+    // is refused now, while the user is at the terminal.
+    let words: Vec<std::ffi::OsString> = command.iter().map(Into::into).collect();
+    super::exec::check_command(&words)?;
+    Ok(Wrapped {
+        name,
+        command,
+        roots: roots.word(),
+    })
 }
 
 /// Install and uninstall: plan every file, refuse before writing anything

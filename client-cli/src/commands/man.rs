@@ -69,7 +69,7 @@ pub(crate) fn write_pages(
     let file_name = format!("{name}.1");
     let file = dir.join(&file_name);
     // Replaced whole, never written through a link already at its name.
-    berth_proto::atomic::write_atomic(&file, render(&page)?.as_bytes())
+    berth_client::atomic::write_atomic(&file, render(&page)?.as_bytes())
         .map_err(|e| CliError::failed(format!("writing {}: {e}", file.display())))?;
     written.push((file_name, file.display().to_string()));
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {

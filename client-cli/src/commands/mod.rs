@@ -68,7 +68,7 @@ pub fn resolution_json(r: &berth_proto::pb::Resolution) -> serde_json::Value {
 
 /// A resolution as text, one `key: value` line each, every value escaped.
 pub fn resolution_text(r: &berth_proto::pb::Resolution) -> String {
-    use berth_proto::text::escaped;
+    use berth_vocab::text::escaped;
     let mut s = format!(
         "workspace: {}\nreason: {}\ndirectory: {}\n",
         crate::output::bold(&escaped(&r.workspace)),

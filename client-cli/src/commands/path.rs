@@ -44,7 +44,7 @@ pub async fn cmd_path(ctx: &mut Ctx, args: PathArgs) -> Result<(), CliError> {
             "workspace": output::nullable(&reply.workspace),
         }));
     }
-    use berth_proto::text::escaped;
+    use berth_vocab::text::escaped;
     let mut s = format!("{}\n", escaped(&reply.qualified));
     if !reply.absolute.is_empty() {
         s.push_str(&format!("absolute: {}\n", escaped(&reply.absolute)));

@@ -8,7 +8,7 @@
 //! "scratch"}]}`, times in RFC 3339 (UTC), absent values `null`.
 
 use berth_proto::pb;
-use berth_proto::text::escaped;
+use berth_vocab::text::escaped;
 use clap::Args;
 
 use crate::context::Ctx;

@@ -3,9 +3,10 @@
 use clap::Args;
 
 use crate::context::Ctx;
-use crate::install::files::Action;
-use crate::install::{Client, Scope};
 use crate::output::CliError;
+use crate::relay::RootsFrom;
+use berth_install::files::Action;
+use berth_install::{Client, Scope};
 
 /// Arguments of `berth uninstall`.
 #[derive(Args, Debug)]
@@ -27,7 +28,7 @@ pub struct UninstallArgs {
 /// Runs `berth uninstall`.
 pub async fn cmd_uninstall(ctx: &mut Ctx, args: UninstallArgs) -> Result<(), CliError> {
     let wrapped = match args.exec {
-        Some(name) => Some(super::install::Wrapped::new(name, Vec::new())?),
+        Some(name) => Some(super::install::wrapped(name, Vec::new(), RootsFrom::Home)?),
         None => None,
     };
     super::install::run(

@@ -23,7 +23,7 @@ use crate::fsview::WalkStep;
 use crate::pathutil::{depth, is_within};
 use crate::registry::Registry;
 use crate::resolve::{linked_worktree, roots_decide_at};
-use crate::text::{escaped, shown};
+use berth_vocab::text::{escaped, shown};
 
 /// What kind of folder a workspace claims.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,7 +22,6 @@
 //! - [`use_plan`]: everything `workspace use` writes, decided before anything is written.
 //! - [`ancestry`]: which client process started a hook or an MCP server, over a process table
 //!   the daemon reads.
-//! - [`text`]: shared wording and the one escaping function for human output.
 //! - `memfs` (tests, or the `test-support` feature): an in-memory [`fsview::FsView`].
 
 pub mod ancestry;
@@ -42,7 +41,6 @@ pub mod qualify;
 pub mod registry;
 pub mod resolve;
 pub mod scratch;
-pub mod text;
 pub mod use_plan;
 pub mod walk;
 pub mod worktree;

@@ -4,7 +4,7 @@
 //! session-start hook both show this text, so they say the same thing.
 //! Paths, names and notes are escaped in it, as in every human output.
 
-use crate::text::escaped;
+use berth_vocab::text::escaped;
 
 use crate::resolve::{Answer, needs_asking};
 

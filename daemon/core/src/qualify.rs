@@ -21,7 +21,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::text::{no_workspace, shown};
+use berth_vocab::text::{no_workspace, shown};
 
 use crate::pathutil::is_within;
 use crate::resolve::{Answer, Reason};

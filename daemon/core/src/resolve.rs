@@ -16,9 +16,9 @@ use crate::fsview::WalkStep;
 use crate::names::check_workspace_name;
 use crate::project_file::project_file_path;
 use crate::registry::Registry;
-use crate::text::no_workspace;
 use crate::walk::Stop;
 use crate::worktree::{GitLink, LinkedWorktree};
+use berth_vocab::text::no_workspace;
 
 /// Who is asking, because the last step of the order differs: the CLI ends at the active
 /// workspace, an agent session at the unassigned setting first (docs/reference.md, "Resolution").

@@ -12,7 +12,7 @@ use std::ffi::OsStr;
 use std::io::{self, Read as _};
 use std::path::{Path, PathBuf};
 
-use berth_proto::careful_open;
+use berth_client::careful_open;
 use cap_std::fs::Dir;
 
 use berth_core::worktree::{

@@ -51,7 +51,7 @@ use crate::cache::watch::{
 };
 use crate::cache::watch::{WatchEvent, WatchEvent::Change};
 use berth_core::project_file::{PROJECT_DIR, project_file_path};
-use berth_proto::settings::Setting;
+use berth_vocab::settings::Setting;
 
 /// How the cache is bounded. Read from settings at daemon start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -530,10 +530,10 @@ enum FileWatch {
     Refused,
 }
 
-/// The lookup cache. See the module documentation.
 /// Where the cache reads the time of day from.
-pub type WallClock = Arc<dyn Fn() -> SystemTime + Send + Sync>;
+pub use crate::clock::WallClock;
 
+/// The lookup cache. See the module documentation.
 pub struct LookupCache {
     inner: Arc<dyn FsView + Send + Sync>,
     entries: RwLock<Entries>,
@@ -553,6 +553,9 @@ pub struct LookupCache {
     misses: AtomicU64,
     invalidations: AtomicU64,
     overflows: AtomicU64,
+    /// Counts the messages the worker applied, for tests that wait for an event to land.
+    #[cfg(test)]
+    applied: (Mutex<u64>, std::sync::Condvar),
 }
 
 impl std::fmt::Debug for LookupCache {
@@ -584,7 +587,7 @@ impl LookupCache {
         inner: Arc<dyn FsView + Send + Sync>,
         make_watcher: impl FnOnce(EventSink) -> Box<dyn DirWatcher>,
     ) -> Arc<Self> {
-        Self::with_wall_clock(config, inner, make_watcher, Arc::new(SystemTime::now))
+        Self::with_wall_clock(config, inner, make_watcher, crate::clock::system())
     }
 
     /// [`LookupCache::with_parts`] on a wall clock of the caller's.
@@ -625,6 +628,8 @@ impl LookupCache {
             misses: AtomicU64::new(0),
             invalidations: AtomicU64::new(0),
             overflows: AtomicU64::new(0),
+            #[cfg(test)]
+            applied: Default::default(),
         });
         let weak = Arc::downgrade(&cache);
         std::thread::Builder::new()
@@ -1074,6 +1079,11 @@ impl LookupCache {
     fn apply(&self, msg: WorkerMsg) {
         self.apply_one(msg);
         self.release_orphans();
+        #[cfg(test)]
+        {
+            *self.applied.0.lock().unwrap() += 1;
+            self.applied.1.notify_all();
+        }
     }
 
     /// Gives back the watches of admin folders no look rests on any more, with the ancestors
@@ -1140,6 +1150,27 @@ impl FsView for LookupCache {
             Some(look) => look,
             None => self.fill(dir),
         }
+    }
+}
+
+/// Waiting for the worker, so a test waits for an event to land rather than polling.
+#[cfg(test)]
+impl LookupCache {
+    /// How many messages the worker has applied so far.
+    pub(crate) fn applied(&self) -> u64 {
+        *self.applied.0.lock().unwrap()
+    }
+
+    /// Waits until the worker has applied more than `seen` messages; `false` when none came
+    /// within a few seconds (the kernel sent no event).
+    pub(crate) fn applies_past(&self, seen: u64) -> bool {
+        let count = self.applied.0.lock().unwrap();
+        let (count, _) = self
+            .applied
+            .1
+            .wait_timeout_while(count, Duration::from_secs(5), |n| *n <= seen)
+            .unwrap();
+        *count > seen
     }
 }
 
@@ -1375,18 +1406,19 @@ mod tests {
         std::fs::write(project_file_path(dir), body).unwrap();
     }
 
-    /// Polls until the cache agrees with the disk, failing after a few seconds.
+    /// Waits, event by event, until the cache agrees with the disk; fails when the events stop
+    /// coming first.
     fn settles(cache: &LookupCache, dir: &Path) -> Duration {
         let start = Instant::now();
         loop {
+            let seen = cache.applied();
             if cache.look(dir) == RealFs.look(dir) {
                 return start.elapsed();
             }
             assert!(
-                start.elapsed() < Duration::from_secs(5),
-                "the cache still disagrees with the disk about {dir:?}"
+                cache.applies_past(seen),
+                "the cache still disagrees with the disk about {dir:?}, and no further event came"
             );
-            std::thread::sleep(Duration::from_millis(1));
         }
     }
 
@@ -1651,16 +1683,18 @@ mod tests {
         assert_eq!(s.watches, dir.ancestors().count() - 1 + 1 + file);
     }
 
-    /// Waits until `dir` is no longer known as canonical (an event has to arrive).
+    /// Waits, event by event, until `dir` is no longer known as canonical.
     #[cfg(unix)]
     fn forgotten(cache: &LookupCache, dir: &Path) {
-        let start = Instant::now();
-        while cache.knows_canonical_dir(dir) {
+        loop {
+            let seen = cache.applied();
+            if !cache.knows_canonical_dir(dir) {
+                return;
+            }
             assert!(
-                start.elapsed() < Duration::from_secs(5),
-                "{dir:?} is still known as canonical"
+                cache.applies_past(seen),
+                "{dir:?} is still known as canonical, and no further event came"
             );
-            std::thread::sleep(Duration::from_millis(1));
         }
     }
 
@@ -1898,8 +1932,8 @@ mod tests {
     fn without_watches_entries_are_stat_checked_and_recent_ones_are_not_kept() {
         let (_t, root) = tree();
         write_file(&root, r#"{"workspace": "aaaa"}"#);
-        // The cache's clock runs ahead of the system's by what the test says.
-        let ahead = Arc::new(AtomicU64::new(0));
+        // The cache's clock moves only when the test says.
+        let wall = crate::clock::ManualWall::new();
         let cache = LookupCache::with_wall_clock(
             CacheConfig {
                 trust_after: Duration::from_secs(2),
@@ -1907,17 +1941,14 @@ mod tests {
             },
             Arc::new(RealFs),
             |_| Box::new(NoWatcher),
-            {
-                let ahead = ahead.clone();
-                Arc::new(move || SystemTime::now() + Duration::from_millis(ahead.load(Relaxed)))
-            },
+            wall.clock(),
         );
         // Just written: too recent to trust a fingerprint, so read every time.
         assert_eq!(cache.look(&root), DirLook::file("aaaa"));
         assert_eq!(cache.stats().entries, 0);
         assert_eq!(cache.look(&root), DirLook::file("aaaa"));
         assert_eq!(cache.stats().entries, 0, "kept while still recent");
-        ahead.store(3_000, Relaxed);
+        wall.advance(Duration::from_secs(3));
         assert_eq!(cache.look(&root), DirLook::file("aaaa"));
         assert_eq!(cache.stats().entries, 1);
         assert_eq!(cache.look(&root), DirLook::file("aaaa"));

@@ -1,12 +1,12 @@
 //! The start-up sweep of temporary files that a killed writer left in the
-//! homes. Files are replaced through `berth_proto::atomic`, whose temporary
+//! homes. Files are replaced through `berth_client::atomic`, whose temporary
 //! files are named `.<name>.berth-tmp-<pid>-<n>`; one whose writer no longer
 //! runs is removed here
 //! (docs/decisions/0016-homes-never-nest-and-are-opened-without-links.md).
 
 use std::io;
 
-use berth_proto::atomic::temp_writer;
+use berth_client::atomic::temp_writer;
 use cap_std::fs::Dir;
 
 /// Whether the berth process `pid` still runs (so its temporary files may still be written).

@@ -171,7 +171,7 @@ impl Folder {
             // One line per entry, even for a name holding a line break.
             entries
                 .iter()
-                .map(|(p, _, _)| format!("{}\n", berth_proto::text::escaped(p)))
+                .map(|(p, _, _)| format!("{}\n", berth_vocab::text::escaped(p)))
                 .collect()
         };
         let structured = json!({
@@ -303,7 +303,7 @@ impl Folder {
             self.dir.open_dir(parent)
         }
         .map_err(|e| self.err(parent, e))?;
-        berth_proto::atomic::replace(&folder, name, bytes).map_err(|e| self.err(rel, e))
+        berth_client::atomic::replace(&folder, name, bytes).map_err(|e| self.err(rel, e))
     }
 
     /// Replaces the one occurrence of `old` with `new`.
@@ -385,7 +385,7 @@ impl Folder {
             let mut t: String = state
                 .matches
                 .iter()
-                .map(|(p, l, s)| format!("{}:{l}: {s}\n", berth_proto::text::escaped(p)))
+                .map(|(p, l, s)| format!("{}:{l}: {s}\n", berth_vocab::text::escaped(p)))
                 .collect();
             if state.truncated {
                 t.push_str("(stopped early: search limits reached; narrow the path)\n");
@@ -784,11 +784,11 @@ mod tests {
         for name in ["pipe", "sock"] {
             let g = f.clone();
             let err = quickly(move || g.read(Path::new(name))).unwrap_err();
-            assert_eq!(err.code, berth_proto::codes::Code::NotRegularFile, "{err}");
+            assert_eq!(err.code, berth_vocab::codes::Code::NotRegularFile, "{err}");
             assert!(err.message.contains("not a regular file"), "{err}");
             let g = f.clone();
             let err = quickly(move || g.edit(Path::new(name), "a", "b")).unwrap_err();
-            assert_eq!(err.code, berth_proto::codes::Code::NotRegularFile, "{err}");
+            assert_eq!(err.code, berth_vocab::codes::Code::NotRegularFile, "{err}");
         }
         assert!(
             f.read(Path::new("pipe"))
@@ -862,7 +862,7 @@ mod tests {
         f.write(Path::new("a/keep.md"), "x").unwrap();
         for to in ["a/b", "a/b/c"] {
             let err = move_path(&f, Path::new("a"), &f, Path::new(to)).unwrap_err();
-            assert_eq!(err.code, berth_proto::codes::Code::Invalid, "{err}");
+            assert_eq!(err.code, berth_vocab::codes::Code::Invalid, "{err}");
             assert_eq!(
                 err.message,
                 format!(
@@ -877,7 +877,7 @@ mod tests {
         {
             let other = Folder::open(&t.path().join("home"), "./".into(), false).unwrap();
             let err = move_path(&f, Path::new("a"), &other, Path::new("a/b")).unwrap_err();
-            assert_eq!(err.code, berth_proto::codes::Code::Invalid, "{err}");
+            assert_eq!(err.code, berth_vocab::codes::Code::Invalid, "{err}");
             assert!(err.message.contains("cannot be moved into itself"), "{err}");
             assert!(!err.message.contains("os error"), "{err}");
         }

@@ -26,13 +26,13 @@ impl Device {
     pub fn diagnose(&self) -> Result<Diagnosis, BerthError> {
         // The daemon's environment never changes after start, so this is the folder its
         // logging opened the file in.
-        let state = berth_proto::paths::state_dir(&berth_proto::paths::EnvCtx::from_process())
+        let state = berth_client::paths::state_dir(&berth_client::paths::EnvCtx::from_process())
             .unwrap_or_else(|_| self.data_dir().join("log"));
         Ok(Diagnosis {
             data_dir: self.data_dir().to_path_buf(),
-            database: berth_proto::paths::database_path(self.data_dir()),
+            database: berth_client::paths::database_path(self.data_dir()),
             integrity: self.store().quick_check()?,
-            log_file: state.join(berth_proto::logfile::DAEMON_LOG),
+            log_file: state.join(berth_client::logfile::DAEMON_LOG),
         })
     }
 }

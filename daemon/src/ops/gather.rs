@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use berth_proto::codes::Code;
+use berth_vocab::codes::Code;
 
 use crate::error::BerthError;
 use crate::ops::caller::{Caller, canonical, canonical_gone};

@@ -13,6 +13,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use berth_client::landing::landing;
 use berth_core::fsview::{WalkStep, look_along};
 use berth_core::guard::{Claim, ClaimKind, Session, Target, first_objection, reason, target};
 use berth_core::pathutil::is_within;
@@ -20,7 +21,6 @@ use berth_core::qualify::{Own, own_folder};
 use berth_core::registry::Registry;
 use berth_core::resolve::{Answer, Mode};
 use berth_core::walk::walk_plan;
-use berth_proto::landing::landing;
 
 use crate::error::BerthError;
 use crate::ops::caller::Caller;
@@ -42,7 +42,7 @@ pub struct GuardCall<'a> {
     pub followed: &'a [Followed],
 }
 
-/// One target as the hook followed it ([`berth_proto::landing`]).
+/// One target as the hook followed it ([`berth_client::landing`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Followed {
     /// Where the write lands; empty when the hook could say nothing about it.
@@ -341,14 +341,7 @@ mod tests {
             store.create_workspace(name, &Home::Managed).unwrap();
             store.add_root(name, root).unwrap();
         }
-        let d = Device::new(
-            store,
-            data.clone(),
-            data.join("s"),
-            Some(base),
-            "test".into(),
-        )
-        .unwrap();
+        let d = Device::for_test(store, &data, Some(base));
         World {
             _t: t,
             d,
@@ -523,13 +516,16 @@ mod tests {
 
         std::fs::rename(&loose, loose.with_file_name("moved")).unwrap();
         std::os::unix::fs::symlink(&w.alpha, &loose).unwrap();
-        let start = std::time::Instant::now();
-        while w.d.guard_in_memory(&caller, &c).is_some() {
+        // Event by event, until the one that drops the folder's entry has landed.
+        loop {
+            let seen = w.d.fs().applied();
+            if w.d.guard_in_memory(&caller, &c).is_none() {
+                break;
+            }
             assert!(
-                start.elapsed() < std::time::Duration::from_secs(5),
+                w.d.fs().applies_past(seen),
                 "the folder's entry outlived the link swapped in"
             );
-            std::thread::yield_now();
         }
         let pooled = w.d.guard(&caller, &c).unwrap();
         assert_eq!(pooled.decision, Some(Decision::Ask));

@@ -2,9 +2,7 @@
 //! the conversation and hands back the configured stop command. The hook
 //! process runs that command itself, bounded in time.
 
-use std::time::Instant;
-
-use berth_proto::text::escaped;
+use berth_vocab::text::escaped;
 
 use crate::error::BerthError;
 use crate::ops::caller::Caller;
@@ -14,7 +12,7 @@ use crate::ops::live::Peer;
 use crate::store::Conversation;
 use berth_core::qualify::{Own, own_folder};
 use berth_core::resolve::{Answer, Mode};
-use berth_proto::settings::Setting;
+use berth_vocab::settings::Setting;
 
 /// What a hook forwarded.
 #[derive(Debug, Clone, Copy)]
@@ -131,7 +129,7 @@ impl Device {
             let by_id = id.is_empty() || self.store().take_ask(id)?;
             let by_process = link
                 .as_ref()
-                .is_none_or(|l| self.sessions().hook_asks(l, Instant::now()));
+                .is_none_or(|l| self.sessions().hook_asks(l, crate::clock::now()));
             by_id && by_process
         };
         let line = match notice {
@@ -235,7 +233,7 @@ mod memory_tests {
         }
         store.add_root("one", &approved).unwrap();
         let home = Some(base.clone());
-        let d = Device::new(store, data.clone(), data.join("s"), home, "test".into()).unwrap();
+        let d = Device::for_test(store, &data, home);
         let caller = |dir: &std::path::Path| Caller::new(dir.to_str().unwrap(), "", "").unwrap();
 
         let here = caller(&approved);

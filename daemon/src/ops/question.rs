@@ -7,8 +7,8 @@
 
 use berth_core::names::check_workspace_name;
 use berth_core::resolve::Mode;
-use berth_proto::settings::Setting;
-use berth_proto::text::escaped;
+use berth_vocab::settings::Setting;
+use berth_vocab::text::escaped;
 
 use crate::error::BerthError;
 use crate::ops::device::Device;

@@ -5,7 +5,7 @@
 //! **Architecture Invariant:** nothing of a live session is ever swept.
 
 use berth_core::scratch::{ScratchDir, ended_unseen, plan};
-use berth_proto::settings::Setting;
+use berth_vocab::settings::Setting;
 
 use crate::error::BerthError;
 use crate::ops::device::Device;

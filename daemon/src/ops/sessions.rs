@@ -11,8 +11,8 @@
 //! (docs/decisions/0039-a-session-belongs-to-its-process.md).
 
 use std::path::PathBuf;
-use std::time::Instant;
 
+use crate::clock;
 use crate::error::BerthError;
 use crate::ops::caller::Caller;
 use crate::ops::device::Device;
@@ -58,13 +58,6 @@ fn new_id() -> Result<String, BerthError> {
     let n = getrandom::u64()
         .map_err(|e| BerthError::internal(format!("no random numbers for a session id: {e}")))?;
     Ok(format!("{n:016x}"))
-}
-
-pub(crate) fn now_secs() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or_default()
 }
 
 /// The refusal of a request for session `id` that another process holds.
@@ -155,8 +148,7 @@ impl Device {
             question: Default::default(),
         };
         tracing::info!(session = %id, workspace = %session.pin.workspace, reason = %session.pin.reason, pid = peer.pid, client = ?session.link.as_ref().map(|l| l.client.pid), "session opened");
-        self.sessions()
-            .insert(claim, session.clone(), Instant::now());
+        self.sessions().insert(claim, session.clone(), clock::now());
         Ok(session)
     }
 
@@ -179,7 +171,7 @@ impl Device {
             tracing::debug!(session = id, "a replaced registration's stream ended");
             return;
         }
-        if let Err(e) = self.store().end_session(id, now_secs()) {
+        if let Err(e) = self.store().end_session(id, self.now_secs()) {
             tracing::warn!(session = id, error = %e, "could not record the session's end");
         }
         tracing::info!(session = id, "session ended");
@@ -368,18 +360,10 @@ impl Device {
 mod tests {
     use super::*;
     use crate::store::Store;
-    use berth_proto::codes::Code;
+    use berth_vocab::codes::Code;
 
     fn device(data: &std::path::Path) -> Device {
-        let store = Store::open(&data.join("berth.db")).unwrap();
-        Device::new(
-            store,
-            data.to_path_buf(),
-            data.join("berthd.sock"),
-            None,
-            "test".into(),
-        )
-        .unwrap()
+        Device::for_test(Store::open(&data.join("berth.db")).unwrap(), data, None)
     }
 
     #[test]
@@ -497,16 +481,12 @@ mod tests {
         let (data, proj) = (base.join("data"), base.join("p"));
         std::fs::create_dir_all(proj.join(".git")).unwrap();
         std::fs::create_dir_all(&data).unwrap();
-        let store = Store::open(&data.join("berth.db")).unwrap();
-        let d = Device::new(
-            store,
-            data.clone(),
-            data.join("s"),
+        let d = Device::for_test(
+            Store::open(&data.join("berth.db")).unwrap(),
+            &data,
             Some(base),
-            "test".into(),
-        )
-        .unwrap();
-        let now = Instant::now();
+        );
+        let now = std::time::Instant::now();
         for (order, started) in [
             ("hook, register", 1),
             ("register, hook", 2),
@@ -557,8 +537,7 @@ mod tests {
     /// of the same id meanwhile is refused.
     #[test]
     fn a_re_registration_under_way_holds_the_id() {
-        let t = tempfile::tempdir().unwrap();
-        let device = device(t.path());
+        let (device, _) = Device::in_memory(berth_core::memfs::MemFs::default());
         let id = new_id().unwrap();
         let claim = device.sessions().claim(&id, Peer { pid: 1 }).unwrap();
         assert_eq!(

@@ -1,8 +1,8 @@
 //! Settings: a few known keys, each validated before it is stored. The keys,
-//! defaults, ranges and checks are `berth_proto::settings::Setting`, shared
+//! defaults, ranges and checks are `berth_vocab::settings::Setting`, shared
 //! with the clients that show them.
 
-use berth_proto::settings::Setting;
+use berth_vocab::settings::Setting;
 
 use crate::error::BerthError;
 use crate::ops::device::Device;

@@ -4,13 +4,13 @@
 
 use std::path::PathBuf;
 
-use berth_proto::text::escaped;
-use berth_proto::tool_args;
-use berth_proto::tool_results::{
+use berth_vocab::text::escaped;
+use berth_vocab::tool_args;
+use berth_vocab::tool_results::{
     DeviceContext, Done, Failure, FileText, Found, Listing, Ls, Moved, Reply, UsedWorkspace,
     WorkspaceList, WorkspaceView, Written, json_text,
 };
-use berth_proto::tools::Tool;
+use berth_vocab::tools::Tool;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -541,7 +541,7 @@ mod tests {
             .unwrap();
         store.add_root("managed", &base.join("tree/m")).unwrap();
         store.add_root("local", &base.join("tree/l")).unwrap();
-        Device::new(store, data.clone(), data.join("s"), None, "test".into()).unwrap()
+        Device::for_test(store, &data, None)
     }
 
     fn session(d: &Device, cwd: &std::path::Path, client_session_id: &str) -> String {

@@ -244,7 +244,7 @@ fn write_project_file(
     };
     if let Some(bytes) = backup {
         let backup = file.with_extension("json.bak");
-        berth_proto::atomic::write_atomic(&backup, bytes).map_err(|e| {
+        berth_client::atomic::write_atomic(&backup, bytes).map_err(|e| {
             if is_disk_full(&e) {
                 no_space(&backup)
             } else {
@@ -261,7 +261,7 @@ fn write_project_file(
     debug_assert!(dir.ends_with(PROJECT_DIR));
     let made_dir = !dir.exists();
     std::fs::create_dir_all(dir)
-        .and_then(|()| berth_proto::atomic::write_atomic(file, text.as_bytes()))
+        .and_then(|()| berth_client::atomic::write_atomic(file, text.as_bytes()))
         .map_err(|e| {
             // A `.berth` made for this file goes with it (only while empty).
             if made_dir {
@@ -308,7 +308,7 @@ fn read_existing(file: &std::path::Path) -> Result<Option<Vec<u8>>, BerthError> 
         return Err(refuse("not a regular file"));
     }
     let limit = berth_core::project_file::MAX_PROJECT_FILE_BYTES as u64;
-    let f = berth_proto::careful_open::open_read(file)
+    let f = berth_client::careful_open::open_read(file)
         .map_err(|e| BerthError::refused(format!("{}: {e}", file.display())))?;
     if !f.metadata().is_ok_and(|m| m.is_file()) {
         return Err(refuse("not a regular file"));
@@ -325,7 +325,7 @@ fn read_existing(file: &std::path::Path) -> Result<Option<Vec<u8>>, BerthError> 
 
 fn restore(file: &std::path::Path, previous: Option<&[u8]>) {
     let _ = match previous {
-        Some(bytes) => berth_proto::atomic::write_atomic(file, bytes),
+        Some(bytes) => berth_client::atomic::write_atomic(file, bytes),
         None => std::fs::remove_file(file),
     };
 }

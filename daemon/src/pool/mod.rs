@@ -209,128 +209,172 @@ impl Drop for Running {
 mod tests {
     use super::fate::may_commit;
     use super::*;
-    use berth_proto::codes::Code;
+    use berth_vocab::codes::Code;
     use std::sync::mpsc;
+    use tokio::sync::oneshot;
+    use tokio::task::JoinHandle;
+    use tokio::time::advance;
 
-    const SHORT: Duration = Duration::from_millis(200);
+    // Every test runs on tokio's paused clock and steps it: a deadline passes exactly when the
+    // test says, never because the machine was slow. A pool thread at work keeps the clock from
+    // moving by itself.
+    const DEADLINE: Duration = Duration::from_secs(4);
+    const GRACE: Duration = Duration::from_secs(2);
+    const JUST: Duration = Duration::from_millis(1);
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    /// Lets every task woken so far run (each yield also turns the timer driver).
+    async fn settle() {
+        for _ in 0..16 {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    /// Starts `f` on `lane` as a task of its own, and returns once it runs on its thread.
+    async fn started<T: Send + 'static>(
+        pool: &Arc<Pool>,
+        lane: Lane,
+        f: impl FnOnce() -> Result<T, BerthError> + Send + 'static,
+    ) -> JoinHandle<Result<T, BerthError>> {
+        let (tx, on_start) = oneshot::channel();
+        let pool = pool.clone();
+        let call = tokio::spawn(async move {
+            pool.run(lane, move || {
+                let _ = tx.send(());
+                f()
+            })
+            .await
+        });
+        on_start.await.expect("the call started");
+        call
+    }
+
+    /// Steps the clock to just before `after`, checks `task` is still waiting, then to `after`.
+    async fn finishes_at<T>(task: &JoinHandle<T>, after: Duration, what: &str) {
+        settle().await;
+        advance(after - JUST).await;
+        settle().await;
+        assert!(!task.is_finished(), "{what}: finished before its time");
+        advance(JUST).await;
+        settle().await;
+        assert!(task.is_finished(), "{what}: not finished on time");
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_call_that_blocks_for_ever_times_out_while_other_calls_still_run() {
-        let pool = Arc::new(Pool::new(2, 2, SHORT));
+        let pool = Arc::new(Pool::new(2, 2, DEADLINE));
         // Never sent: the closure blocks until the test ends.
         let (_keep, never) = mpsc::channel::<()>();
-        let started = tokio::time::Instant::now();
-        let stuck = pool
-            .run(Lane::Tools, move || {
-                let _ = never.recv();
-                Ok(())
-            })
-            .await;
-        let err = stuck.unwrap_err();
+        let stuck = started(&pool, Lane::Tools, move || {
+            let _ = never.recv();
+            Ok(())
+        })
+        .await;
+        finishes_at(&stuck, DEADLINE, "the stuck call").await;
+        let err = stuck.await.unwrap().unwrap_err();
         assert_eq!(err.code, Code::TimedOut, "{err}");
-        assert!(started.elapsed() < SHORT * 5, "{:?}", started.elapsed());
         // The stuck thread still runs; the other lane, and the tool lane's
         // other thread, still answer.
         assert_eq!(pool.run(Lane::Requests, || Ok(7)).await.unwrap(), 7);
         assert_eq!(pool.run(Lane::Tools, || Ok(8)).await.unwrap(), 8);
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[tokio::test(start_paused = true)]
     async fn a_full_lane_times_out_with_busy_and_leaves_the_other_lane_answering() {
-        let pool = Arc::new(Pool::new(1, 1, SHORT));
+        let pool = Arc::new(Pool::new(1, 1, DEADLINE));
         let (_keep, never) = mpsc::channel::<()>();
-        let _ = pool
-            .run(Lane::Tools, move || {
-                let _ = never.recv();
-                Ok(())
-            })
-            .await;
-        let err = pool.run(Lane::Tools, || Ok(())).await.unwrap_err();
+        let _stuck = started(&pool, Lane::Tools, move || {
+            let _ = never.recv();
+            Ok(())
+        })
+        .await;
+        let p = pool.clone();
+        let waiting = tokio::spawn(async move { p.run(Lane::Tools, || Ok(())).await });
+        finishes_at(&waiting, DEADLINE, "the call waiting for a thread").await;
+        let err = waiting.await.unwrap().unwrap_err();
         assert!(err.message.contains("busy"), "{err}");
         assert_eq!(pool.run(Lane::Requests, || Ok(1)).await.unwrap(), 1);
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[tokio::test(start_paused = true)]
     async fn a_call_given_up_can_no_longer_commit_and_one_that_committed_is_awaited() {
-        let pool = Arc::new(Pool::new(2, 2, SHORT));
+        let pool = Arc::new(Pool::new(2, 2, DEADLINE));
         let (tx, rx) = mpsc::channel();
         let (go, wait) = mpsc::channel::<()>();
-        let late = pool.run(Lane::Requests, move || {
+        let late = started(&pool, Lane::Requests, move || {
             let _ = wait.recv();
             tx.send(may_commit()).unwrap();
             Ok(())
-        });
-        assert_eq!(late.await.unwrap_err().code, Code::TimedOut);
+        })
+        .await;
+        finishes_at(&late, DEADLINE, "the late call").await;
+        assert_eq!(late.await.unwrap().unwrap_err().code, Code::TimedOut);
         go.send(()).unwrap();
         assert!(!rx.recv().unwrap(), "a call given up may not commit");
-        // One that committed before its deadline is answered by its outcome.
-        let slow = pool
-            .run(Lane::Requests, || {
-                assert!(may_commit());
-                // Pacing, not waiting: the work outlasts its deadline after it committed.
-                std::thread::sleep(SHORT * 2);
-                Ok("done")
-            })
-            .await;
-        assert_eq!(slow.unwrap(), "done");
+        // One that committed before its deadline is answered by its outcome, however late.
+        let (go, wait) = mpsc::channel::<()>();
+        let slow = started(&pool, Lane::Requests, move || {
+            assert!(may_commit());
+            let _ = wait.recv();
+            Ok("done")
+        })
+        .await;
+        settle().await;
+        advance(DEADLINE * 2).await;
+        settle().await;
+        assert!(
+            !slow.is_finished(),
+            "a call that committed was given up at its deadline"
+        );
+        go.send(()).unwrap();
+        assert_eq!(slow.await.unwrap().unwrap(), "done");
         assert!(may_commit(), "outside the pool, writes are not gated");
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[tokio::test(start_paused = true)]
     async fn once_stopping_new_calls_are_refused_and_drain_waits_for_running_ones() {
-        let pool = Arc::new(Pool::new(2, 2, Duration::from_secs(5)));
-        let p = pool.clone();
-        let (started, on_start) = mpsc::channel();
+        let pool = Arc::new(Pool::new(2, 2, DEADLINE));
         let (go, wait) = mpsc::channel::<()>();
-        let running = tokio::spawn(async move {
-            p.run(Lane::Requests, move || {
-                started.send(()).unwrap();
-                let _ = wait.recv();
-                Ok(())
-            })
-            .await
-        });
-        on_start.recv().unwrap();
+        let running = started(&pool, Lane::Requests, move || {
+            let _ = wait.recv();
+            Ok(())
+        })
+        .await;
         pool.stop_taking_work();
         let err = pool.run(Lane::Requests, || Ok(())).await.unwrap_err();
         assert_eq!(err.code, Code::ShuttingDown, "{err}");
         assert_eq!(pool.running(), 1);
-        // The call cannot end before it is let go, so the drain must see it running.
-        assert!(
-            !pool.drain(SHORT / 4).await,
-            "drain did not wait for the call"
-        );
+        // The call cannot end before it is let go, so the drain waits the whole grace.
+        let p = pool.clone();
+        let drain = tokio::spawn(async move { p.drain(GRACE).await });
+        finishes_at(&drain, GRACE, "the drain").await;
+        assert!(!drain.await.unwrap(), "drain did not wait for the call");
         go.send(()).unwrap();
-        assert!(pool.drain(Duration::from_secs(5)).await);
+        assert!(pool.drain(GRACE).await);
         assert_eq!(pool.running(), 0);
         running.await.unwrap().unwrap();
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[tokio::test(start_paused = true)]
     async fn closing_answers_a_stuck_call_at_once_and_it_can_no_longer_commit() {
         let pool = Arc::new(Pool::new(2, 2, Duration::from_secs(60)));
         let (tx, rx) = mpsc::channel();
         let (go, wait) = mpsc::channel::<()>();
-        let p = pool.clone();
-        let (started, on_start) = mpsc::channel();
-        let stuck = tokio::spawn(async move {
-            p.run(Lane::Requests, move || {
-                started.send(()).unwrap();
-                let _ = wait.recv();
-                tx.send(may_commit()).unwrap();
-                Ok(())
-            })
-            .await
-        });
-        on_start.recv().unwrap();
+        let stuck = started(&pool, Lane::Requests, move || {
+            let _ = wait.recv();
+            tx.send(may_commit()).unwrap();
+            Ok(())
+        })
+        .await;
         pool.stop_taking_work();
-        assert!(!pool.drain(SHORT / 4).await, "the stuck call still runs");
+        let p = pool.clone();
+        let drain = tokio::spawn(async move { p.drain(GRACE).await });
+        finishes_at(&drain, GRACE, "the drain").await;
+        assert!(!drain.await.unwrap(), "the stuck call still runs");
         pool.close();
-        let err = tokio::time::timeout(SHORT, stuck)
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap_err();
+        // The clock stands still: only the close can answer it.
+        settle().await;
+        assert!(stuck.is_finished(), "closing did not answer the stuck call");
+        let err = stuck.await.unwrap().unwrap_err();
         assert_eq!(err.code, Code::ShuttingDown, "{err}");
         go.send(()).unwrap();
         assert!(

@@ -14,9 +14,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use berth_proto::ownership;
-use berth_proto::paths::{self, EnvCtx, Uid};
-use berth_proto::record::Fallback;
+use berth_client::ownership;
+use berth_client::paths::{self, EnvCtx, Uid};
+use berth_client::record::Fallback;
 
 use crate::ops::device::{Device, STOP_GRACE};
 use crate::process::lock::{DataFolder, InstanceLock};
@@ -262,7 +262,7 @@ fn boot(opts: &Options, ready: &mut ReadyPipe) -> Result<ExitCode, BootError> {
     // is held until the process is gone (the kernel drops it at exit), so
     // `status` and `stop --force` see a process as long as there is one.
     runtime.shutdown_timeout(THREADS_EXIT_WAIT);
-    berth_proto::record::remove_if_ours(&data_dir, std::process::id());
+    berth_client::record::remove_if_ours(&data_dir, std::process::id());
     // The folder of its own goes with it; its lock file too, a moment before
     // the process (nobody else locks in that folder).
     #[cfg(unix)]
@@ -298,7 +298,7 @@ fn derived_folder(
         Err(e @ paths::PrivateDirError::Unsafe { .. })
             if env.berth_socket.is_none() && !inherited =>
         {
-            let because = berth_proto::verify::check_folder(socket, env.uid)
+            let because = berth_client::verify::check_folder(socket, env.uid)
                 .err()
                 .map_or_else(|| e.to_string(), |u| u.problem);
             Ok(Some(Fallback {
@@ -329,7 +329,7 @@ async fn serve(
     // No session is connected before the socket exists: those the store still
     // calls open whose shim is gone are taken as ended now; a shim still
     // running keeps its session (and scratch folder) and re-registers later.
-    if let Err(e) = device.end_unseen_sessions(crate::ops::sessions::now_secs()) {
+    if let Err(e) = device.end_unseen_sessions(device.now_secs()) {
         tracing::warn!(error = %e, "could not close the sessions of the last run");
     }
     // Record which folders the local homes are, report nested ones, then sweep the temporary
@@ -373,19 +373,19 @@ async fn serve(
     // Clients of this data folder whose own socket path differs (a stripped
     // environment) find us through this record.
     let in_own_folder = fallback.is_some();
-    let record = berth_proto::record::DaemonRecord {
+    let record = berth_client::record::DaemonRecord {
         socket: socket.clone(),
         pid: std::process::id(),
         version: device.version().to_string(),
         data_dir: device.data_dir().to_path_buf(),
         fallback,
     };
-    if let Err(e) = berth_proto::record::write(device.data_dir(), &record) {
+    if let Err(e) = berth_client::record::write(device.data_dir(), &record) {
         // In a folder of its own, the record is the only way to this daemon.
         if in_own_folder {
             return Err(BootError::Refused(format!(
                 "cannot write the daemon record {:?} ({e}), which is how clients find a daemon listening in a folder of its own",
-                berth_proto::paths::record_path(device.data_dir())
+                berth_client::paths::record_path(device.data_dir())
             )));
         }
         tracing::warn!(error = %e, "cannot write the daemon record; clients with other socket variables will not find this daemon");
@@ -523,15 +523,23 @@ async fn exit_when_the_data_folder_goes(
     lock: std::path::PathBuf,
     identity: (u64, u64),
 ) {
+    stop_once_gone(device, move || {
+        crate::process::lock::still_in_place(&lock, identity)
+    })
+    .await;
+}
+
+/// Asks `still_there` every [`DATA_FOLDER_CHECK`] on tokio's clock, and stops the device the
+/// first time it says no.
+async fn stop_once_gone(
+    device: Arc<Device>,
+    still_there: impl Fn() -> bool + Clone + Send + 'static,
+) {
     let mut every = tokio::time::interval(DATA_FOLDER_CHECK);
     loop {
         every.tick().await;
-        let path = lock.clone();
         // A stat can hang on a dead mount: off the async workers.
-        let here = tokio::task::spawn_blocking(move || {
-            crate::process::lock::still_in_place(&path, identity)
-        })
-        .await;
+        let here = tokio::task::spawn_blocking(still_there.clone()).await;
         if here.is_ok_and(|here| !here) {
             tracing::warn!(
                 data_dir = ?device.data_dir(),
@@ -549,11 +557,51 @@ async fn sweep_periodically(device: Arc<Device>) {
     loop {
         every.tick().await;
         let d = device.clone();
-        let swept =
-            tokio::task::spawn_blocking(move || d.sweep_scratch(crate::ops::sessions::now_secs()))
-                .await;
+        let swept = tokio::task::spawn_blocking(move || d.sweep_scratch(d.now_secs())).await;
         if let Ok(Err(e)) = swept {
             tracing::warn!(error = %e, "sweeping scratch folders failed");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use berth_core::memfs::MemFs;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// Paused: the test steps tokio's clock, so each check comes exactly a period after the last.
+    #[tokio::test(start_paused = true)]
+    async fn the_daemon_stops_at_the_first_check_that_finds_its_data_folder_gone() {
+        let (device, _) = Device::in_memory(MemFs::default());
+        let device = Arc::new(device);
+        let there = Arc::new(AtomicBool::new(true));
+        let (checked, mut checks) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(stop_once_gone(device.clone(), {
+            let there = there.clone();
+            move || {
+                let here = there.load(Ordering::SeqCst);
+                checked.send(here).unwrap();
+                here
+            }
+        }));
+        // The next check, and how long after the last it came; `None` once the checks ended.
+        let mut next = async || {
+            let since = tokio::time::Instant::now();
+            let got = tokio::time::timeout(DATA_FOLDER_CHECK * 2, checks.recv()).await;
+            got.ok().flatten().map(|_| since.elapsed())
+        };
+        assert_eq!(next().await, Some(Duration::ZERO), "a check at start");
+        for _ in 0..5 {
+            // Each check that found the folder let the loop go on to the next one.
+            assert_eq!(next().await, Some(DATA_FOLDER_CHECK));
+        }
+        assert!(device.pool().is_taking_work());
+        there.store(false, Ordering::SeqCst);
+        assert_eq!(next().await, Some(DATA_FOLDER_CHECK));
+        tokio::time::timeout(STOP_GRACE * 2, device.stopped())
+            .await
+            .expect("the daemon did not stop once its data folder was gone");
+        assert_eq!(next().await, None, "checks went on after the stop");
     }
 }

@@ -1,4 +1,4 @@
-//! The instance locks: an exclusive lock (`berth_proto::instance_lock`) on
+//! The instance locks: an exclusive lock (`berth_client::instance_lock`) on
 //! `<data>/berthd.lock` decides the one daemon of a registry
 //! (docs/decisions/0013-one-daemon-per-data-folder.md), and one on a file
 //! beside the socket (for a Windows pipe, a file named after it) the one
@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use berth_proto::record::{self, DaemonRecord};
+use berth_client::record::{self, DaemonRecord};
 
 /// A held instance lock; released when dropped or when the process exits.
 #[derive(Debug)]
@@ -32,7 +32,7 @@ impl InstanceLock {
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
         let file = options.open(path)?;
-        if !berth_proto::instance_lock::try_lock(&file)? {
+        if !berth_client::instance_lock::try_lock(&file)? {
             return Ok(None);
         }
         file.set_len(0)?;
@@ -91,7 +91,7 @@ const RECORD_WAIT: Duration = Duration::from_secs(1);
 
 /// Takes the data folder's lock, or finds out who holds it.
 pub fn claim_data_folder(data_dir: &Path, socket: &Path) -> io::Result<DataFolder> {
-    let path = berth_proto::paths::data_lock_path(data_dir);
+    let path = berth_client::paths::data_lock_path(data_dir);
     if let Some(lock) = InstanceLock::try_acquire(&path)? {
         return Ok(DataFolder::Ours(lock));
     }

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::writer::MakeWriterExt;
 
-use berth_proto::logfile::DAEMON_LOG as LOG_FILE;
+use berth_client::logfile::DAEMON_LOG as LOG_FILE;
 
 /// Installs the global subscriber. Returns an error only when the log file
 /// cannot be opened; logging then goes to stderr alone.
@@ -17,7 +17,7 @@ pub fn init(state_dir: &Path, foreground: bool) -> std::io::Result<()> {
         .or_else(|_| EnvFilter::try_from_default_env())
         .unwrap_or_else(|_| EnvFilter::new("info"));
     // 0700 folder, 0600 file: the log names the user's folders and workspaces.
-    let opened = berth_proto::logfile::open_private(state_dir, LOG_FILE);
+    let opened = berth_client::logfile::open_private(state_dir, LOG_FILE);
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false);

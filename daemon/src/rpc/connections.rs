@@ -18,10 +18,11 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use berth_proto::transport::LocalStream;
+use berth_client::transport::LocalStream;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
+use crate::clock;
 use crate::ops::live::Peer;
 
 /// The HTTP/2 client preface and the header of the SETTINGS frame that must
@@ -136,6 +137,7 @@ impl Slot {
 /// Every open connection, for the idle sweep and the cap.
 pub struct Table {
     limits: Limits,
+    /// When the table was made, on the daemon's clock (tokio's: a test steps it).
     epoch: Instant,
     slots: Mutex<Slots>,
 }
@@ -151,7 +153,7 @@ impl Table {
     pub fn new(limits: Limits) -> Arc<Table> {
         Arc::new(Table {
             limits,
-            epoch: Instant::now(),
+            epoch: clock::now(),
             slots: Mutex::default(),
         })
     }
@@ -162,7 +164,8 @@ impl Table {
     }
 
     fn now_ms(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+        let elapsed = clock::now().saturating_duration_since(self.epoch);
+        u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Slots> {
@@ -376,15 +379,21 @@ impl Drop for Tracked {
 mod tests {
     use super::*;
 
-    fn table(max: usize) -> Table {
-        Table {
-            limits: Limits {
-                idle_timeout: Duration::from_secs(60),
-                max_connections: max,
-            },
-            epoch: Instant::now(),
-            slots: Mutex::default(),
+    const IDLE: Duration = Duration::from_secs(60);
+    const JUST: Duration = Duration::from_millis(1);
+
+    /// Lets the sweep run on what the clock says now.
+    async fn settle() {
+        for _ in 0..16 {
+            tokio::task::yield_now().await;
         }
+    }
+
+    fn table(max: usize) -> Arc<Table> {
+        Table::new(Limits {
+            idle_timeout: IDLE,
+            max_connections: max,
+        })
     }
 
     fn spoke(slot: &Slot, at_ms: u64) {
@@ -433,25 +442,43 @@ mod tests {
         assert_eq!(evicted, 0);
     }
 
-    #[test]
-    fn only_connections_silent_for_the_timeout_are_closed() {
+    // Paused: the test steps tokio's clock, which the table reads.
+    #[tokio::test(start_paused = true)]
+    async fn only_connections_silent_for_the_timeout_are_closed() {
         let t = table(10);
         let (_, old, _) = t.register();
+        tokio::time::advance(IDLE - JUST).await;
         let (_, fresh, _) = t.register();
-        // The table's clock, a second on: `old` last read at its start, `fresh` just now.
-        let t = Table {
-            limits: Limits {
-                idle_timeout: Duration::from_millis(10),
-                ..t.limits
-            },
-            epoch: t.epoch.checked_sub(Duration::from_secs(1)).unwrap(),
-            ..t
-        };
-        old.last_read.store(0, Ordering::Relaxed);
-        fresh.last_read.store(t.now_ms(), Ordering::Relaxed);
+        assert_eq!(t.close_idle(), 0, "closed before its timeout");
+        tokio::time::advance(JUST).await;
         assert_eq!(t.close_idle(), 1);
         assert!(old.close.is_cancelled());
         assert!(!fresh.close.is_cancelled());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_sweep_closes_a_silent_connection_within_a_second_of_its_timeout() {
+        let t = table(10);
+        tokio::spawn(t.clone().sweep_idle());
+        let (_, silent, _) = t.register();
+        let (_, talking, _) = t.register();
+        let mut waited = Duration::ZERO;
+        while waited < IDLE - JUST {
+            // `talking` is read from every ten seconds, as a client acking pings is.
+            let step = Duration::from_secs(10).min(IDLE - JUST - waited);
+            tokio::time::advance(step).await;
+            settle().await;
+            waited += step;
+            talking.last_read.store(t.now_ms(), Ordering::Relaxed);
+        }
+        assert!(!silent.is_closing(), "closed before its timeout");
+        tokio::time::advance(Duration::from_secs(1)).await;
+        settle().await;
+        assert!(
+            silent.close.is_cancelled(),
+            "still open a second after its timeout"
+        );
+        assert!(!talking.is_closing(), "a connection read from was closed");
     }
 
     #[test]

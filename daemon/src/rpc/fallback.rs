@@ -15,8 +15,8 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
-use berth_proto::paths::{BERTH_SOCKET, MAX_SOCKET_PATH, Uid};
-use berth_proto::record;
+use berth_client::paths::{BERTH_SOCKET, MAX_SOCKET_PATH, Uid};
+use berth_client::record;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 /// Names tried before giving up; each is 60 random bits, so a second is already unlikely.
@@ -178,7 +178,7 @@ mod tests {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
     fn uid() -> Uid {
-        berth_proto::paths::current_uid()
+        berth_client::paths::current_uid()
     }
 
     #[test]

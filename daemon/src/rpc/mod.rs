@@ -1,4 +1,5 @@
-//! The RPC layer: `server` maps the protocol's messages to operations and back, `socket` binds
+//! The RPC layer: `server` hands each request to its operation, `wire` converts between the
+//! protocol's messages and plain data, `socket` binds
 //! the per-user socket and filters peers, `fallback` makes the socket folder of the daemon's
 //! own when the derived one is another user's, `connections` bounds and tracks connections, and
 //! `throttle` keeps floods out of the log. The only layer that knows the protocol's types.
@@ -9,6 +10,9 @@ pub(crate) mod fallback;
 pub(crate) mod server;
 pub(crate) mod socket;
 pub(crate) mod throttle;
+pub(crate) mod wire;
+
+use berth_proto::status::CodeStatus as _;
 
 use crate::error::BerthError;
 

@@ -6,19 +6,23 @@
 
 use std::sync::Arc;
 
-use berth_proto::codes::Code;
-use berth_proto::paths::{BERTH_DATA_DIR, BERTH_SOCKET};
+use berth_client::paths::{BERTH_DATA_DIR, BERTH_SOCKET};
 use berth_proto::pb::{self, berth_server::BerthServer};
+use berth_proto::status::CodeStatus as _;
 use berth_proto::{CLIENT_VERSION_HEADER, PROTOCOL};
+use berth_vocab::codes::Code;
 use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 use tracing::instrument;
 
+use super::wire::{
+    answer_of, caller_of, explain_step, mode_of, opt, opt_path_text, path_text, resolution,
+};
+use crate::error::BerthError;
 use crate::ops::caller::Caller;
 use crate::ops::device::{Device, STOP_GRACE};
 use crate::ops::guard::{Followed, GuardCall};
 use crate::ops::live::Peer;
-use crate::ops::workspaces::WorkspaceView;
 use crate::pool::Lane;
 
 /// The service, wrapped in the version check.
@@ -54,7 +58,7 @@ fn check_client_version(ours: &str, req: &Request<()>) -> Result<(), Status> {
     let (theirs, protocol) = stamp.split_once('/').unwrap_or((stamp, "0"));
     let protocol: u32 = protocol.parse().unwrap_or(0);
     let newer_client = protocol > PROTOCOL
-        || berth_proto::client::compare_versions(theirs, ours) == std::cmp::Ordering::Greater;
+        || berth_proto::versions::compare_versions(theirs, ours) == std::cmp::Ordering::Greater;
     if newer_client {
         return Err(Code::DaemonOutdated.status(format!(
             "the running berthd ({ours}) is older than this client ({theirs})"
@@ -99,7 +103,7 @@ impl ServedDataDir {
         else {
             return Ok(());
         };
-        let Some(theirs) = berth_proto::paths::path_from_wire(&bytes) else {
+        let Some(theirs) = berth_client::paths::path_from_wire(&bytes) else {
             return Err(Code::OtherDataDir.status(format!(
                 "the client's data folder is not a path this system can name; set {BERTH_DATA_DIR} to a folder whose name is valid Unicode",
             )));
@@ -131,7 +135,7 @@ impl Service {
     /// a slow filesystem never stalls other clients.
     async fn blocking<T: Send + 'static>(
         &self,
-        op: impl FnOnce(&Device) -> Result<T, crate::error::BerthError> + Send + 'static,
+        op: impl FnOnce(&Device) -> Result<T, BerthError> + Send + 'static,
     ) -> Result<T, Status> {
         self.in_lane(Lane::Requests, op).await
     }
@@ -139,7 +143,7 @@ impl Service {
     async fn in_lane<T: Send + 'static>(
         &self,
         lane: Lane,
-        op: impl FnOnce(&Device) -> Result<T, crate::error::BerthError> + Send + 'static,
+        op: impl FnOnce(&Device) -> Result<T, BerthError> + Send + 'static,
     ) -> Result<T, Status> {
         let device = self.device.clone();
         self.device
@@ -147,6 +151,17 @@ impl Service {
             .run(lane, move || op(&device))
             .await
             .map_err(Status::from)
+    }
+
+    /// The whole of most handlers: the request's message handed to `op` on the pool's
+    /// requests lane, and what it makes of it answered.
+    async fn on_pool<R: Send + 'static, P: Send + 'static>(
+        &self,
+        req: Request<R>,
+        op: impl FnOnce(&Device, R) -> Result<P, BerthError> + Send + 'static,
+    ) -> Result<Response<P>, Status> {
+        let r = req.into_inner();
+        self.blocking(move |d| op(d, r)).await.map(Response::new)
     }
 
     /// A resolution, from memory when the cache can give it: most requests
@@ -177,15 +192,8 @@ impl Service {
         berth_core::instructions::instructions(&self.device.registry().names())
     }
 
-    /// A resolution on the wire, its notice listing today's workspaces.
-    /// The list is built only for an answer that carries a notice: most
-    /// replies have none, and with 10k workspaces the list is 10k entries.
     fn res(&self, a: berth_core::resolve::Answer) -> pb::Resolution {
-        if berth_core::resolve::needs_asking(&a) {
-            resolution_with(a, &self.device.registry().names())
-        } else {
-            resolution_with(a, &[])
-        }
+        resolution(&self.device, a)
     }
 }
 
@@ -207,24 +215,6 @@ fn peer_of<T>(req: &Request<T>) -> Result<Peer, Status> {
     })
 }
 
-fn caller_of(c: Option<pb::Caller>) -> Result<Caller, Status> {
-    let c = c.unwrap_or_default();
-    Ok(Caller::new(&c.cwd, &c.env_workspace, &c.extra_home)?)
-}
-
-fn workspace_info(v: WorkspaceView) -> pb::WorkspaceInfo {
-    pb::WorkspaceInfo {
-        name: v.name,
-        active: v.active,
-        home: v.home.display().to_string(),
-        home_mode: v.home_mode.to_string(),
-        roots: v.roots.iter().map(|r| r.display().to_string()).collect(),
-        error: v.error.unwrap_or_default(),
-        notes: v.notes,
-        warnings: Vec::new(),
-    }
-}
-
 fn guard_call<'a>(r: &'a pb::GuardRequest, followed: &'a [Followed]) -> GuardCall<'a> {
     GuardCall {
         client: &r.client,
@@ -233,10 +223,6 @@ fn guard_call<'a>(r: &'a pb::GuardRequest, followed: &'a [Followed]) -> GuardCal
         targets: &r.targets,
         followed,
     }
-}
-
-fn opt(s: &str) -> Option<&str> {
-    (!s.is_empty()).then_some(s)
 }
 
 #[tonic::async_trait]
@@ -363,21 +349,20 @@ impl pb::berth_server::Berth for Service {
         req: Request<pb::OpenQuestionRequest>,
     ) -> Result<Response<pb::OpenQuestionReply>, Status> {
         let peer = peer_of(&req)?;
-        let r = req.into_inner();
-        let offer = self
-            .blocking(move |d| d.open_question(&r.session_id, peer))
-            .await?;
-        Ok(Response::new(match offer {
-            Some(o) => pb::OpenQuestionReply {
-                ask: true,
-                project: o.project,
-                proposal: o.proposal.unwrap_or_default(),
-                workspaces: o.workspaces,
-                wait_secs: o.wait_secs,
-                max_name_chars: berth_core::names::MAX_NAME_LEN as u32,
-            },
-            None => pb::OpenQuestionReply::default(),
-        }))
+        self.on_pool(req, move |d, r| {
+            Ok(match d.open_question(&r.session_id, peer)? {
+                Some(o) => pb::OpenQuestionReply {
+                    ask: true,
+                    project: o.project,
+                    proposal: o.proposal.unwrap_or_default(),
+                    workspaces: o.workspaces,
+                    wait_secs: o.wait_secs,
+                    max_name_chars: berth_core::names::MAX_NAME_LEN as u32,
+                },
+                None => pb::OpenQuestionReply::default(),
+            })
+        })
+        .await
     }
 
     #[instrument(skip_all, name = "answer_question")]
@@ -416,18 +401,15 @@ impl pb::berth_server::Berth for Service {
         &self,
         req: Request<pb::QualifyPathRequest>,
     ) -> Result<Response<pb::QualifyPathReply>, Status> {
-        let r = req.into_inner();
-        let caller = caller_of(r.caller)?;
-        let (qualified, absolute, workspace) = self
-            .blocking(move |d| d.qualify_for(&caller, &r.path))
-            .await?;
-        Ok(Response::new(pb::QualifyPathReply {
-            qualified,
-            absolute: absolute
-                .map(|a| a.display().to_string())
-                .unwrap_or_default(),
-            workspace: workspace.unwrap_or_default(),
-        }))
+        self.on_pool(req, |d, r| {
+            let (qualified, absolute, workspace) = d.qualify_for(&caller_of(r.caller)?, &r.path)?;
+            Ok(pb::QualifyPathReply {
+                qualified,
+                absolute: opt_path_text(absolute),
+                workspace: workspace.unwrap_or_default(),
+            })
+        })
+        .await
     }
 
     #[instrument(skip_all, name = "hook", fields(event))]
@@ -498,9 +480,9 @@ impl pb::berth_server::Berth for Service {
                 .unwrap_or_default(),
             reason: done.reason,
             workspace: done.workspace,
-            target: done.target.map(path_text).unwrap_or_default(),
+            target: opt_path_text(done.target),
             other_workspace: done.other_workspace,
-            other_folder: done.other_folder.map(path_text).unwrap_or_default(),
+            other_folder: opt_path_text(done.other_folder),
         }))
     }
 
@@ -509,51 +491,31 @@ impl pb::berth_server::Berth for Service {
         &self,
         req: Request<pb::ListSessionsRequest>,
     ) -> Result<Response<pb::ListSessionsReply>, Status> {
-        let all = req.into_inner().all;
-        let (listed, keep_hours) = self
-            .blocking(move |d| d.list_sessions(all, crate::ops::sessions::now_secs()))
-            .await?;
-        let path = |p: Option<&std::path::Path>| p.map(|p| p.display().to_string());
-        let sessions = listed
-            .into_iter()
-            .map(|l| {
-                let r = l.record;
-                pb::SessionInfo {
-                    id: r.id,
-                    client_name: r.client_name,
-                    client_version: r.client_version,
-                    client_session_id: r.client_session_id,
-                    pid: r.pid.unwrap_or_default(),
-                    directory: r.cwd.display().to_string(),
-                    workspace: r.workspace,
-                    reason: r.reason,
-                    project: path(r.project.as_deref()).unwrap_or_default(),
-                    started_at: r.started_at,
-                    pinned_at: r.pinned_at,
-                    ended_at: r.ended_at.unwrap_or_default(),
-                    scratch: path(l.scratch.as_deref()).unwrap_or_default(),
-                    connected: l.connected,
-                }
+        self.on_pool(req, |d, r| {
+            let (listed, keep_hours) = d.list_sessions(r.all, d.now_secs())?;
+            Ok(pb::ListSessionsReply {
+                sessions: listed.into_iter().map(Into::into).collect(),
+                keep_hours: u32::try_from(keep_hours).unwrap_or(u32::MAX),
             })
-            .collect();
-        Ok(Response::new(pb::ListSessionsReply {
-            sessions,
-            keep_hours: u32::try_from(keep_hours).unwrap_or(u32::MAX),
-        }))
+        })
+        .await
     }
 
     #[instrument(skip_all, name = "diagnose")]
     async fn diagnose(
         &self,
-        _: Request<pb::DiagnoseRequest>,
+        req: Request<pb::DiagnoseRequest>,
     ) -> Result<Response<pb::DiagnoseReply>, Status> {
-        let d = self.blocking(|d| d.diagnose()).await?;
-        Ok(Response::new(pb::DiagnoseReply {
-            data_dir: d.data_dir.display().to_string(),
-            database: d.database.display().to_string(),
-            integrity: d.integrity,
-            log_file: d.log_file.display().to_string(),
-        }))
+        self.on_pool(req, |d, _| {
+            let d = d.diagnose()?;
+            Ok(pb::DiagnoseReply {
+                data_dir: path_text(d.data_dir),
+                database: path_text(d.database),
+                integrity: d.integrity,
+                log_file: path_text(d.log_file),
+            })
+        })
+        .await
     }
 
     #[instrument(skip_all, name = "status")]
@@ -621,24 +583,17 @@ impl pb::berth_server::Berth for Service {
         &self,
         req: Request<pb::ResolveRequest>,
     ) -> Result<Response<pb::ExplainReply>, Status> {
-        let r = req.into_inner();
-        let caller = caller_of(r.caller)?;
-        let (answer, ex) = self
-            .blocking(move |d| d.explain(&caller, &r.path, opt(&r.workspace), mode_of(r.mode)))
-            .await?;
-        Ok(Response::new(pb::ExplainReply {
-            resolution: Some(self.res(answer)),
-            steps: ex
-                .steps
-                .into_iter()
-                .map(|s| pb::ExplainStep {
-                    directory: s.dir.display().to_string(),
-                    findings: s.findings,
-                })
-                .collect(),
-            stopped: ex.stopped,
-            decided: ex.decided,
-        }))
+        self.on_pool(req, |d, r| {
+            let caller = caller_of(r.caller)?;
+            let (answer, ex) = d.explain(&caller, &r.path, opt(&r.workspace), mode_of(r.mode))?;
+            Ok(pb::ExplainReply {
+                resolution: Some(resolution(d, answer)),
+                steps: ex.steps.into_iter().map(explain_step).collect(),
+                stopped: ex.stopped,
+                decided: ex.decided,
+            })
+        })
+        .await
     }
 
     #[instrument(skip_all, name = "claim")]
@@ -646,32 +601,35 @@ impl pb::berth_server::Berth for Service {
         &self,
         req: Request<pb::ClaimRequest>,
     ) -> Result<Response<pb::ClaimReply>, Status> {
-        let r = req.into_inner();
-        let caller = caller_of(r.caller)?;
-        let cwds = r.cwds.clone();
-        let workspaces = self.blocking(move |d| d.claim(&caller, &cwds)).await?;
-        let allowed = !r.workspace.is_empty() && workspaces.contains(&r.workspace);
-        if !r.workspace.is_empty() && !self.device.registry().exists(&r.workspace) {
-            return Err(self.device.unknown_workspace(&r.workspace).into());
-        }
-        Ok(Response::new(pb::ClaimReply {
-            workspaces,
-            allowed,
-        }))
+        self.on_pool(req, |d, r| {
+            let workspaces = d.claim(&caller_of(r.caller)?, &r.cwds)?;
+            if !r.workspace.is_empty() && !d.registry().exists(&r.workspace) {
+                return Err(d.unknown_workspace(&r.workspace));
+            }
+            let allowed = !r.workspace.is_empty() && workspaces.contains(&r.workspace);
+            Ok(pb::ClaimReply {
+                workspaces,
+                allowed,
+            })
+        })
+        .await
     }
 
     #[instrument(skip_all, name = "list_workspaces")]
     async fn list_workspaces(
         &self,
-        _: Request<pb::ListWorkspacesRequest>,
+        req: Request<pb::ListWorkspacesRequest>,
     ) -> Result<Response<pb::ListWorkspacesReply>, Status> {
         // Opens each local home (to report one moved or swapped): filesystem work, off the
         // async workers.
-        let (active, views) = self.blocking(|d| d.list_workspaces()).await?;
-        Ok(Response::new(pb::ListWorkspacesReply {
-            active,
-            workspaces: views.into_iter().map(workspace_info).collect(),
-        }))
+        self.on_pool(req, |d, _| {
+            let (active, views) = d.list_workspaces()?;
+            Ok(pb::ListWorkspacesReply {
+                active,
+                workspaces: views.into_iter().map(Into::into).collect(),
+            })
+        })
+        .await
     }
 
     #[instrument(skip_all, name = "create_workspace")]
@@ -679,17 +637,14 @@ impl pb::berth_server::Berth for Service {
         &self,
         req: Request<pb::CreateWorkspaceRequest>,
     ) -> Result<Response<pb::WorkspaceInfo>, Status> {
-        let r = req.into_inner();
-        let (view, warnings) = self
-            .blocking(move |d| {
-                let view = d.create_workspace(&r.name, opt(&r.home))?;
-                Ok((view, d.shadowed_folders(&r.name)))
+        self.on_pool(req, |d, r| {
+            let view = d.create_workspace(&r.name, opt(&r.home))?;
+            Ok(pb::WorkspaceInfo {
+                warnings: d.shadowed_folders(&r.name),
+                ..view.into()
             })
-            .await?;
-        Ok(Response::new(pb::WorkspaceInfo {
-            warnings,
-            ..workspace_info(view)
-        }))
+        })
+        .await
     }
 
     #[instrument(skip_all, name = "delete_workspace")]
@@ -697,14 +652,14 @@ impl pb::berth_server::Berth for Service {
         &self,
         req: Request<pb::DeleteWorkspaceRequest>,
     ) -> Result<Response<pb::DeleteWorkspaceReply>, Status> {
-        let r = req.into_inner();
-        let done = self
-            .blocking(move |d| d.delete_workspace(&r.name, r.purge))
-            .await?;
-        Ok(Response::new(pb::DeleteWorkspaceReply {
-            notes: done.notes,
-            purged: done.purged,
-        }))
+        self.on_pool(req, |d, r| {
+            let done = d.delete_workspace(&r.name, r.purge)?;
+            Ok(pb::DeleteWorkspaceReply {
+                notes: done.notes,
+                purged: done.purged,
+            })
+        })
+        .await
     }
 
     #[instrument(skip_all, name = "switch_workspace")]
@@ -712,9 +667,8 @@ impl pb::berth_server::Berth for Service {
         &self,
         req: Request<pb::SwitchWorkspaceRequest>,
     ) -> Result<Response<pb::WorkspaceInfo>, Status> {
-        let name = req.into_inner().name;
-        let view = self.blocking(move |d| d.switch_workspace(&name)).await?;
-        Ok(Response::new(workspace_info(view)))
+        self.on_pool(req, |d, r| d.switch_workspace(&r.name).map(Into::into))
+            .await
     }
 
     #[instrument(skip_all, name = "use_workspace")]
@@ -722,26 +676,19 @@ impl pb::berth_server::Berth for Service {
         &self,
         req: Request<pb::UseWorkspaceRequest>,
     ) -> Result<Response<pb::UseWorkspaceReply>, Status> {
-        let r = req.into_inner();
-        let caller = caller_of(r.caller)?;
-        let (name, allow, mode) = (r.name.clone(), r.allow_overlap, mode_of(r.mode));
-        let done = self
-            .blocking(move |d| d.use_workspace(&caller, &name, allow, mode))
-            .await?;
-        Ok(Response::new(pb::UseWorkspaceReply {
-            folder: done
-                .folder
-                .map(|f| f.display().to_string())
-                .unwrap_or_default(),
-            created: done.created,
-            root_added: done.root_added,
-            project_file: done
-                .project_file
-                .map(|f| f.display().to_string())
-                .unwrap_or_default(),
-            notes: done.notes,
-            resolution: Some(self.res(done.answer)),
-        }))
+        self.on_pool(req, |d, r| {
+            let caller = caller_of(r.caller)?;
+            let done = d.use_workspace(&caller, &r.name, r.allow_overlap, mode_of(r.mode))?;
+            Ok(pb::UseWorkspaceReply {
+                folder: opt_path_text(done.folder),
+                created: done.created,
+                root_added: done.root_added,
+                project_file: opt_path_text(done.project_file),
+                notes: done.notes,
+                resolution: Some(resolution(d, done.answer)),
+            })
+        })
+        .await
     }
 
     #[instrument(skip_all, name = "add_root")]
@@ -749,16 +696,15 @@ impl pb::berth_server::Berth for Service {
         &self,
         req: Request<pb::RootRequest>,
     ) -> Result<Response<pb::RootReply>, Status> {
-        let r = req.into_inner();
-        let caller = caller_of(r.caller)?;
-        let (ws, p, allow) = (r.workspace.clone(), r.path.clone(), r.allow_overlap);
-        let (path, _) = self
-            .blocking(move |d| d.add_root(&caller, &ws, &p, allow))
-            .await?;
-        Ok(Response::new(pb::RootReply {
-            workspace: r.workspace,
-            path: path.display().to_string(),
-        }))
+        self.on_pool(req, |d, r| {
+            let caller = caller_of(r.caller)?;
+            let (path, _) = d.add_root(&caller, &r.workspace, &r.path, r.allow_overlap)?;
+            Ok(pb::RootReply {
+                workspace: r.workspace,
+                path: path_text(path),
+            })
+        })
+        .await
     }
 
     #[instrument(skip_all, name = "remove_root")]
@@ -766,16 +712,14 @@ impl pb::berth_server::Berth for Service {
         &self,
         req: Request<pb::RootRequest>,
     ) -> Result<Response<pb::RootReply>, Status> {
-        let r = req.into_inner();
-        let caller = caller_of(r.caller)?;
-        let (ws, path) = (r.workspace.clone(), r.path.clone());
-        let path = self
-            .blocking(move |d| d.remove_root(&caller, &ws, &path))
-            .await?;
-        Ok(Response::new(pb::RootReply {
-            workspace: r.workspace,
-            path: path.display().to_string(),
-        }))
+        self.on_pool(req, |d, r| {
+            let path = d.remove_root(&caller_of(r.caller)?, &r.workspace, &r.path)?;
+            Ok(pb::RootReply {
+                workspace: r.workspace,
+                path: path_text(path),
+            })
+        })
+        .await
     }
 
     #[instrument(skip_all, name = "list_roots")]
@@ -783,19 +727,19 @@ impl pb::berth_server::Berth for Service {
         &self,
         req: Request<pb::ListRootsRequest>,
     ) -> Result<Response<pb::ListRootsReply>, Status> {
-        let r = req.into_inner();
-        let roots = self
-            .blocking(move |d| d.list_roots(opt(&r.workspace)))
-            .await?;
-        Ok(Response::new(pb::ListRootsReply {
-            roots: roots
-                .into_iter()
-                .map(|r| pb::RootEntry {
-                    workspace: r.workspace,
-                    path: r.path.display().to_string(),
-                })
-                .collect(),
-        }))
+        self.on_pool(req, |d, r| {
+            let roots = d.list_roots(opt(&r.workspace))?;
+            Ok(pb::ListRootsReply {
+                roots: roots
+                    .into_iter()
+                    .map(|r| pb::RootEntry {
+                        workspace: r.workspace,
+                        path: path_text(r.path),
+                    })
+                    .collect(),
+            })
+        })
+        .await
     }
 
     #[instrument(skip_all, name = "get_setting")]
@@ -803,10 +747,11 @@ impl pb::berth_server::Berth for Service {
         &self,
         req: Request<pb::SettingRequest>,
     ) -> Result<Response<pb::SettingReply>, Status> {
-        let r = req.into_inner();
-        let key = r.key.clone();
-        let value = self.blocking(move |d| d.get_setting(&key)).await?;
-        Ok(Response::new(pb::SettingReply { key: r.key, value }))
+        self.on_pool(req, |d, r| {
+            let value = d.get_setting(&r.key)?;
+            Ok(pb::SettingReply { key: r.key, value })
+        })
+        .await
     }
 
     #[instrument(skip_all, name = "set_setting")]
@@ -814,13 +759,14 @@ impl pb::berth_server::Berth for Service {
         &self,
         req: Request<pb::SettingRequest>,
     ) -> Result<Response<pb::SettingReply>, Status> {
-        let r = req.into_inner();
-        let (k, v) = (r.key.clone(), r.value.clone());
-        self.blocking(move |d| d.set_setting(&k, &v)).await?;
-        Ok(Response::new(pb::SettingReply {
-            key: r.key,
-            value: Some(r.value),
-        }))
+        self.on_pool(req, |d, r| {
+            d.set_setting(&r.key, &r.value)?;
+            Ok(pb::SettingReply {
+                key: r.key,
+                value: Some(r.value),
+            })
+        })
+        .await
     }
 
     #[instrument(skip_all, name = "unset_setting")]
@@ -828,91 +774,21 @@ impl pb::berth_server::Berth for Service {
         &self,
         req: Request<pb::SettingRequest>,
     ) -> Result<Response<pb::SettingReply>, Status> {
-        let r = req.into_inner();
-        let k = r.key.clone();
-        self.blocking(move |d| d.unset_setting(&k)).await?;
-        Ok(Response::new(pb::SettingReply {
-            key: r.key,
-            value: None,
-        }))
+        self.on_pool(req, |d, r| {
+            d.unset_setting(&r.key)?;
+            Ok(pb::SettingReply {
+                key: r.key,
+                value: None,
+            })
+        })
+        .await
     }
-}
-
-fn mode_of(m: i32) -> berth_core::resolve::Mode {
-    if m == pb::Mode::Agent as i32 {
-        berth_core::resolve::Mode::Agent
-    } else {
-        berth_core::resolve::Mode::Cli
-    }
-}
-
-/// A resolution on the wire; `workspaces` feed the notice's list.
-fn resolution_with(a: berth_core::resolve::Answer, workspaces: &[&str]) -> pb::Resolution {
-    let notice = berth_core::notice::notice(&a, workspaces).unwrap_or_default();
-    let needs_asking = berth_core::resolve::needs_asking(&a);
-    let path = |p: Option<std::path::PathBuf>| p.map(path_text).unwrap_or_default();
-    pb::Resolution {
-        needs_asking,
-        notice,
-        workspace: a.workspace,
-        reason: a.reason.as_str().to_string(),
-        directory: path_text(a.directory),
-        project: path(a.project),
-        project_file: path(a.project_file),
-        proposal: a.proposal.unwrap_or_default(),
-        notes: a.notes,
-        home: String::new(),
-    }
-}
-
-/// A path as text, as `display()` spells it, reusing the path's buffer when it is UTF-8 (every
-/// reply carries three; going through the formatter cost more than the resolution).
-fn path_text(p: std::path::PathBuf) -> String {
-    p.into_os_string()
-        .into_string()
-        .unwrap_or_else(|raw| raw.to_string_lossy().into_owned())
-}
-
-/// Reads back a pin a shim kept across a daemon restart.
-fn answer_of(r: pb::Resolution) -> Result<berth_core::resolve::Answer, Status> {
-    use berth_core::resolve::Reason;
-    let reason = match r.reason.as_str() {
-        "argument" => Reason::Argument,
-        "env" => Reason::Env,
-        "project-file" => Reason::ProjectFile,
-        "root" => Reason::Root,
-        "active" => Reason::Active,
-        "unassigned-setting" => Reason::UnassignedSetting,
-        other => {
-            return Err(Code::Invalid.status(format!("unknown reason {other:?} in a session pin")));
-        }
-    };
-    let path = |s: String| (!s.is_empty()).then(|| std::path::PathBuf::from(s));
-    Ok(berth_core::resolve::Answer {
-        workspace: r.workspace,
-        reason,
-        directory: std::path::PathBuf::from(r.directory),
-        project: path(r.project),
-        project_file: path(r.project_file),
-        proposal: (!r.proposal.is_empty()).then_some(r.proposal),
-        notes: r.notes,
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use rstest::rstest;
-
-    #[test]
-    #[cfg(unix)] // Paths that are not UTF-8 are Unix ones.
-    fn a_path_reads_as_display_spells_it_even_when_not_utf8() {
-        use std::os::unix::ffi::OsStrExt;
-        for raw in [&b"/tmp/caf\xc3\xa9"[..], b"/tmp/bad\xff\xfename", b""] {
-            let p = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(raw));
-            assert_eq!(path_text(p.clone()), p.display().to_string());
-        }
-    }
 
     const OURS: &str = "0.5.0";
 

@@ -20,15 +20,16 @@ use std::io;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use berth_proto::paths::Uid;
-use berth_proto::transport::LocalStream;
+use berth_client::paths::Uid;
+use berth_client::transport::LocalStream;
 use interprocess::local_socket::tokio::Listener;
 use interprocess::local_socket::traits::tokio::Listener as _;
 use interprocess::local_socket::{GenericFilePath, ListenerOptions, ToFsName};
 use tokio_stream::Stream;
 
+use crate::clock;
 use crate::ops::live::Peer;
 use crate::rpc::connections::{Table, Tracked};
 use crate::rpc::throttle::Throttle;
@@ -50,7 +51,7 @@ pub enum BindError {
     InUse(PathBuf),
     /// The socket's folder is unsafe or cannot be made.
     #[error(transparent)]
-    Dir(#[from] berth_proto::paths::PrivateDirError),
+    Dir(#[from] berth_client::paths::PrivateDirError),
     /// Binding or renaming failed.
     #[error("binding socket {path:?}: {source}")]
     Io {
@@ -75,7 +76,7 @@ impl BoundSocket {
             source,
         };
         let dir = path.parent().unwrap_or(Path::new("/"));
-        berth_proto::paths::ensure_private_dir(dir, uid)?;
+        berth_client::paths::ensure_private_dir(dir, uid)?;
         if path.exists() && LocalStream::dial(path).await.is_ok() {
             return Err(BindError::InUse(path.to_path_buf()));
         }
@@ -113,7 +114,7 @@ impl BoundSocket {
             path: path.to_path_buf(),
             source,
         };
-        let sd = berth_proto::user_sid::pipe_security_descriptor().map_err(io_err)?;
+        let sd = berth_client::user_sid::pipe_security_descriptor().map_err(io_err)?;
         let name = path.to_fs_name::<GenericFilePath>().map_err(io_err)?;
         match ListenerOptions::new()
             .name(name)
@@ -126,14 +127,14 @@ impl BoundSocket {
                 inode: None,
             }),
             Err(e) => {
-                if berth_proto::verify::dial(path, uid).await.is_ok() {
+                if berth_client::verify::dial(path, uid).await.is_ok() {
                     return Err(BindError::InUse(path.to_path_buf()));
                 }
                 Err(io_err(io::Error::new(
                     e.kind(),
                     format!(
                         "{e}; another process may hold this pipe name: find it (Sysinternals `handle` or `pipelist`), or set {} to another \\\\.\\pipe\\ name",
-                        berth_proto::paths::BERTH_SOCKET
+                        berth_client::paths::BERTH_SOCKET
                     ),
                 )))
             }
@@ -245,7 +246,7 @@ fn async_stream(
             let conn = match listener.accept().await {
                 Ok(s) => LocalStream(s),
                 Err(e) => {
-                    if let Some(held) = failed.admit(Instant::now()) {
+                    if let Some(held) = failed.admit(clock::now()) {
                         tracing::warn!(error = %e, held_back = held, "accept failed");
                     }
                     // Out of descriptors and the like: back off, don't spin.
@@ -256,7 +257,7 @@ fn async_stream(
             let peer = match peer_of(&conn, uid) {
                 Ok(Ok(peer)) => peer,
                 Ok(Err(other)) => {
-                    if let Some(held) = refused.admit(Instant::now()) {
+                    if let Some(held) = refused.admit(clock::now()) {
                         tracing::warn!(
                             peer = %other,
                             ours = ?uid,
@@ -267,7 +268,7 @@ fn async_stream(
                     continue;
                 }
                 Err(e) => {
-                    if let Some(held) = refused.admit(Instant::now()) {
+                    if let Some(held) = refused.admit(clock::now()) {
                         tracing::warn!(error = %e, held_back = held, "refused a connection whose peer is unknown");
                     }
                     continue;
@@ -275,7 +276,7 @@ fn async_stream(
             };
             let (conn, evicted) = table.admit(conn, peer);
             if evicted > 0
-                && let Some(held) = full.admit(Instant::now())
+                && let Some(held) = full.admit(clock::now())
             {
                 let cap = table.limits().max_connections;
                 tracing::warn!(
@@ -316,7 +317,7 @@ fn peer_of(conn: &LocalStream, uid: Uid) -> io::Result<Result<Peer, String>> {
 #[cfg(windows)]
 fn peer_of(conn: &LocalStream, _: Uid) -> io::Result<Result<Peer, String>> {
     let pid = conn.peer_pid()?;
-    if berth_proto::verify::runs_as_us(pid)? {
+    if berth_client::verify::runs_as_us(pid)? {
         Ok(Ok(Peer { pid }))
     } else {
         Ok(Err(format!("the user of pid {pid}")))

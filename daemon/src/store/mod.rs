@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use berth_proto::settings::Setting;
+use berth_vocab::settings::Setting;
 use rusqlite::{
     Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
 };
@@ -224,7 +224,21 @@ impl Store {
         if path.exists() {
             check_readonly(path)?;
         }
-        let mut conn = Connection::open(path)?;
+        Store::on(Connection::open(path)?, path)
+    }
+
+    /// A store held in memory alone, for tests that need no folder.
+    #[cfg(test)]
+    pub(crate) fn in_memory() -> Store {
+        Store::on(
+            Connection::open_in_memory().expect("an in-memory database"),
+            Path::new(":memory:"),
+        )
+        .expect("an in-memory store")
+    }
+
+    /// Sets up and migrates the database on `conn`, opened from `path`.
+    fn on(mut conn: Connection, path: &Path) -> Result<Store, StoreError> {
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
@@ -969,7 +983,7 @@ mod tests {
             "{err}"
         );
         let err = crate::error::BerthError::from(err);
-        assert_eq!(err.code, berth_proto::codes::Code::ShuttingDown, "{err}");
+        assert_eq!(err.code, berth_vocab::codes::Code::ShuttingDown, "{err}");
         // Not mistaken for a duplicate by the constraint mapping.
         let err = s.create_workspace("zz", &Home::Managed).unwrap_err();
         assert!(!matches!(err, StoreError::Constraint(_)), "{err}");
@@ -1060,7 +1074,7 @@ mod tests {
             "{full:?}"
         );
         let e = BerthError::from(full);
-        assert_eq!(e.code, berth_proto::codes::Code::DiskFull);
+        assert_eq!(e.code, berth_vocab::codes::Code::DiskFull);
         assert_eq!(
             e.message,
             format!(

@@ -16,7 +16,7 @@
 //!
 //! Unix only: it serves a Unix socket, and those tests are Unix's (on
 //! Windows another user's pipe server is refused by its token's SID, which
-//! berth-proto's own tests check). Elsewhere it only says so.
+//! berth-client's own tests check). Elsewhere it only says so.
 
 fn main() {
     #[cfg(unix)]

@@ -561,7 +561,7 @@ fn a_busy_answer_from_a_daemon_on_its_way_out_is_followed_by_a_new_start() {
         .write(true)
         .open(&lock_path)
         .unwrap();
-    assert!(berth_proto::instance_lock::try_lock(&lock).unwrap());
+    assert!(berth_client::instance_lock::try_lock(&lock).unwrap());
     let client = env
         .berth(["workspace", "list", "--json"])
         .stdout(Stdio::piped())

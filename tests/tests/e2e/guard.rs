@@ -117,10 +117,18 @@ fn claude_decision(run: &Run) -> (String, String) {
         Some(reason.as_str()),
         "the person sees the reason: {d}"
     );
-    (
-        out["permissionDecision"].as_str().unwrap_or("").to_string(),
-        reason,
-    )
+    let decision = out["permissionDecision"].as_str().unwrap_or("").to_string();
+    // Claude Code's question shows no hook's reason: the terminal shows it as a notification.
+    let notification = d["terminalSequence"].as_str().unwrap_or("");
+    if decision == "ask" {
+        assert!(
+            notification.starts_with('\u{1b}') && notification.contains(reason.as_str()),
+            "the terminal is told the reason: {d}"
+        );
+    } else {
+        assert_eq!(notification, "", "{d}");
+    }
+    (decision, reason)
 }
 
 #[test]
@@ -780,6 +788,54 @@ fn a_codex_shell_call_that_runs_apply_patch_into_another_workspace_is_denied() {
         &codex_shell(&w.shop, &format!("rm -rf {}", w.alpha.display())),
     );
     silent(&run, "a shell command is not judged");
+}
+
+/// Codex 0.171's `PreToolUse` payload for a tool its code-mode `exec` calls (gpt-6.2-sol, its
+/// default model, runs `await tools.apply_patch(patch)` in codex-code-mode-host): the nested
+/// call as a direct one would be, its `tool_use_id` naming `exec`. `exec` itself fires no hook.
+fn codex_code_mode(cwd: &Path, tool: &str, command: &str) -> Vec<u8> {
+    json!({
+        "session_id": "01a24dcc-1786-7ff3-8211-30bf2c59037a",
+        "turn_id": "01a24dcc-1837-7e81-a8cf-a271ab1088d6",
+        "transcript_path": "/home/ada/.codex/sessions/2026/12/06/rollout-2026-12-06T23-59-10-01a24dcc-1786-7ff3-8211-30bf2c59037a.jsonl",
+        "cwd": cwd,
+        "hook_event_name": "PreToolUse",
+        "model": "gpt-6.2-sol",
+        "permission_mode": "bypassPermissions",
+        "tool_name": tool,
+        "tool_input": {"command": command},
+        "tool_use_id": "exec-f268ef76-a21c-4e64-9e09-aea2f62eced3",
+    })
+    .to_string()
+    .into_bytes()
+}
+
+#[test]
+fn a_codex_code_mode_patch_into_another_workspace_is_denied() {
+    let w = world();
+    let patch = |path: &str| format!("*** Begin Patch\n*** Add File: {path}\n+x\n*** End Patch\n");
+    let theirs = w.alpha.join("cm.txt").display().to_string();
+    let run = pre_tool(
+        &w.env,
+        &["--client", "codex"],
+        &codex_code_mode(&w.shop, "apply_patch", &patch(&theirs)),
+    );
+    names_alpha(&codex_denial(&run), &w);
+    // `await tools.exec_command({cmd})` running the patch: `Bash`, as from the shell tool.
+    let heredoc = format!("apply_patch <<'PATCH'\n{}PATCH\n", patch(&theirs));
+    let run = pre_tool(
+        &w.env,
+        &["--client", "codex"],
+        &codex_code_mode(&w.shop, "Bash", &heredoc),
+    );
+    names_alpha(&codex_denial(&run), &w);
+    // Its own project: nothing said.
+    let run = pre_tool(
+        &w.env,
+        &["--client", "codex"],
+        &codex_code_mode(&w.shop, "apply_patch", &patch("cm.txt")),
+    );
+    silent(&run, "a code-mode patch of its own project");
 }
 
 #[test]

@@ -10,7 +10,7 @@ use std::path::Path;
 #[cfg(unix)]
 use std::path::PathBuf;
 
-use berth_proto::client::Connection;
+use berth_client::client::Connection;
 use berth_proto::pb;
 use berth_tests::TestEnv;
 use serde_json::{Value, json};

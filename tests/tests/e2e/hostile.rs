@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 #[cfg(unix)]
-use berth_proto::client::ClientError;
+use berth_client::client::ClientError;
 #[cfg(unix)]
 use berth_proto::pb;
 #[cfg(unix)]

@@ -7,11 +7,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use berth_proto::client::{ClientError, Connection};
-use berth_proto::codes::Code;
+use berth_client::client::{ClientError, Connection};
 use berth_proto::pb;
 use berth_tests::mcp::McpSession;
 use berth_tests::{TestEnv, bin, wait_until};
+use berth_vocab::codes::Code;
 use serde_json::{Value, json};
 
 /// A project approved for workspace `mine`, a second workspace `theirs`, and a `berth-mcp`

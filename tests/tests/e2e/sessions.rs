@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 /// session, as a shim's exit does.
 type Held = (
     tonic::Streaming<pb::SessionEvent>,
-    berth_proto::client::Connection,
+    berth_client::client::Connection,
 );
 
 /// Registers an agent session in `cwd` the way `berth-mcp` does, and gives

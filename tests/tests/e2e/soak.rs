@@ -335,6 +335,7 @@ fn every_answered_write_survives_kill_9_at_random_moments() {
         let mut rng = Rng(seed ^ 0xdead_beef);
         std::thread::spawn(move || {
             loop {
+                // Paces the load: kills land at random moments among the writes.
                 std::thread::sleep(Duration::from_millis(20 + rng.below(180)));
                 // Checked after the pause: a kill once the writes ended would
                 // hit the final checks, which no kill may touch.

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 #[cfg(unix)]
-use berth_proto::client::Connection;
+use berth_client::client::Connection;
 #[cfg(unix)]
 use berth_proto::pb;
 use berth_tests::TestEnv;

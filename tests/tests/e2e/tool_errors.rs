@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 /// A session's stream and the connection it runs on, kept open.
 type Held = (
     tonic::Streaming<pb::SessionEvent>,
-    berth_proto::client::Connection,
+    berth_client::client::Connection,
 );
 
 /// Registers an agent session in `cwd`, as `berth-mcp` does.

@@ -4,10 +4,10 @@ pub mod start;
 pub mod status;
 pub mod stop;
 
-use berth_proto::paths::EnvCtx;
+use berth_client::paths::EnvCtx;
+use berth_client::record::{self, Fallback};
 use berth_proto::pb::StatusReply;
-use berth_proto::record::{self, Fallback};
-use berth_proto::text::escaped;
+use berth_vocab::text::escaped;
 
 /// Why the daemon listens in a folder of its own, when it does (ADR 0042): the running
 /// daemon's record says; with none running, what one started now would do, because the
@@ -18,7 +18,7 @@ pub fn fallback(env: &EnvCtx, running: Option<&StatusReply>) -> Option<Fallback>
             .filter(|r| r.pid == s.pid)
             .and_then(|r| r.fallback),
         #[cfg(unix)]
-        None => berth_proto::client::refused_derived_socket(env).map(|u| Fallback {
+        None => berth_client::client::refused_derived_socket(env).map(|u| Fallback {
             instead_of: u.socket,
             because: u.problem,
         }),

@@ -1,8 +1,8 @@
 //! `berth daemon status`: never starts the daemon.
 
-use berth_proto::client::{self, ClientError, Connection};
-use berth_proto::paths;
-use berth_proto::text::escaped;
+use berth_client::client::{self, ClientError, Connection};
+use berth_client::paths;
+use berth_vocab::text::escaped;
 
 use crate::context::Ctx;
 use crate::output::{self, CliError};

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use berth_proto::client::{self, Connection};
-use berth_proto::paths;
+use berth_client::client::{self, Connection};
+use berth_client::paths;
 use clap::Args;
 
 use crate::context::Ctx;

@@ -34,7 +34,7 @@ pub async fn cmd_root_list(ctx: &mut Ctx, args: ListArgs) -> Result<(), CliError
             .roots
             .iter()
             .map(|r| {
-                use berth_proto::text::escaped;
+                use berth_vocab::text::escaped;
                 format!("{}\t{}\n", escaped(&r.workspace), escaped(&r.path))
             })
             .collect::<String>(),

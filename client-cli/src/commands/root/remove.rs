@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use berth_proto::pb;
-use berth_proto::text::escaped;
+use berth_vocab::text::escaped;
 use clap::Args;
 
 use crate::context::Ctx;

@@ -20,11 +20,11 @@ pub async fn cmd_setting_get(ctx: &mut Ctx, args: KeyArg) -> Result<(), CliError
     }
     // stdout stays the bare value, for scripts; the rest is a note.
     match &reply.value {
-        Some(v) => output::text(&format!("{}\n", berth_proto::text::escaped(v)))?,
+        Some(v) => output::text(&format!("{}\n", berth_vocab::text::escaped(v)))?,
         None => output::note(&format!(
             "{} is not set: {}",
             reply.key,
-            berth_proto::settings::Setting::from_key(&reply.key)
+            berth_vocab::settings::Setting::from_key(&reply.key)
                 .map(|s| s.when_unset())
                 .unwrap_or_default()
         )),

@@ -2,7 +2,7 @@
 //! and what it accepts.
 
 use berth_proto::pb;
-use berth_proto::settings::Setting;
+use berth_vocab::settings::Setting;
 
 use crate::context::Ctx;
 use crate::output::{self, CliError};
@@ -33,7 +33,7 @@ pub async fn cmd_setting_list(ctx: &mut Ctx) -> Result<(), CliError> {
             Some(v) => text.push_str(&format!(
                 "{} = {}\n",
                 s.key(),
-                berth_proto::text::escaped(v)
+                berth_vocab::text::escaped(v)
             )),
             None => text.push_str(&format!("{} is not set: {}\n", s.key(), s.when_unset())),
         }

@@ -5,7 +5,7 @@ pub mod list;
 pub mod set;
 pub mod unset;
 
-use berth_proto::settings::{Kind, Setting};
+use berth_vocab::settings::{Kind, Setting};
 use clap::Args;
 
 /// A setting's key.

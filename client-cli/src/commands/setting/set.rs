@@ -32,7 +32,7 @@ pub async fn cmd_setting_set(ctx: &mut Ctx, args: SetArgs) -> Result<(), CliErro
         output::text(&format!(
             "{} = {}\n",
             reply.key,
-            berth_proto::text::escaped(&reply.value.unwrap_or_default())
+            berth_vocab::text::escaped(&reply.value.unwrap_or_default())
         ))
     }
 }

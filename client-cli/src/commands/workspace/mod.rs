@@ -38,7 +38,7 @@ pub fn info_json(w: &pb::WorkspaceInfo) -> serde_json::Value {
 
 /// One workspace as text.
 pub fn info_text(w: &pb::WorkspaceInfo) -> String {
-    use berth_proto::text::escaped;
+    use berth_vocab::text::escaped;
     let mut s = format!(
         "{}{}\n  home: {} ({})\n",
         crate::output::bold(&escaped(&w.name)),

@@ -15,7 +15,7 @@ pub async fn cmd_workspace_show(ctx: &mut Ctx, args: NameArg) -> Result<(), CliE
         .await?;
     let Some(w) = reply.workspaces.iter().find(|w| w.name == args.name) else {
         let names: Vec<&str> = reply.workspaces.iter().map(|w| w.name.as_str()).collect();
-        return Err(CliError::failed(berth_proto::text::no_workspace(
+        return Err(CliError::failed(berth_vocab::text::no_workspace(
             &args.name, &names,
         )));
     };

@@ -3,9 +3,9 @@
 
 use std::io::IsTerminal;
 
-use berth_proto::codes::Code;
 use berth_proto::pb;
-use berth_proto::text::escaped;
+use berth_vocab::codes::Code;
+use berth_vocab::text::escaped;
 use clap::Args;
 
 use crate::context::Ctx;

@@ -1,4 +1,5 @@
-//! Registering berth with coding clients: which files each client reads,
+//! berth-install: registering berth with coding clients (`berth install`, `uninstall`, and the
+//! registration checks of `berth doctor`): which files each client reads,
 //! what berth puts in them, and how it changes them without disturbing
 //! anything else (docs/decisions/0008-registering-clients.md).
 //!
@@ -11,6 +12,8 @@
 //! uninstall removes them once they are empty again. Where the files live comes from
 //! [`Locations`], built from the process environment at one place so tests can point it into a
 //! temp dir.
+// Tests write files freely; the product code replaces one only through `atomic` (clippy.toml).
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 pub mod audit;
 pub mod clients;
@@ -128,7 +131,7 @@ impl Locations {
             .map_err(|e| format!("cannot read the current directory: {e}"))?;
         Ok(Locations {
             home,
-            xdg_config_home: var(berth_proto::paths::XDG_CONFIG_HOME),
+            xdg_config_home: var(berth_client::paths::XDG_CONFIG_HOME),
             appdata: var("APPDATA"),
             codex_home: var("CODEX_HOME"),
             claude_config_dir: var("CLAUDE_CONFIG_DIR"),

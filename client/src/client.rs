@@ -14,15 +14,16 @@ use hyper_util::rt::TokioIo;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint, Uri};
 
-use crate::codes::Code;
 use crate::ownership::{self, NotOurs};
 use crate::paths::{self, EnvCtx, PathError};
-use crate::pb::berth_client::BerthClient;
 use crate::record;
 use crate::spawn::{self, Readiness};
 use crate::transport::LocalStream;
 use crate::verify::{self, DialError, Untrusted};
-use crate::{CLIENT_VERSION_HEADER, DATA_DIR_HEADER, PROTOCOL, VERSION};
+use berth_proto::pb::berth_client::BerthClient;
+use berth_proto::status::CodeStatus as _;
+use berth_proto::{CLIENT_VERSION_HEADER, DATA_DIR_HEADER, PROTOCOL, VERSION};
+use berth_vocab::codes::Code;
 
 /// How long a daemon may take to become ready after it was spawned.
 pub const START_TIMEOUT: Duration = Duration::from_secs(10);
@@ -52,7 +53,9 @@ type DataDirValue = tonic::metadata::MetadataValue<tonic::metadata::Binary>;
 fn data_dir_value(data_dir: Option<&Path>) -> Option<DataDirValue> {
     data_dir.map(|d| {
         // Spelled as the daemon spells its own (without Windows' `\\?\` where possible).
-        let canonical = d.canonicalize().map(berth_core::pathutil::without_verbatim);
+        let canonical = d
+            .canonicalize()
+            .map(berth_vocab::pathform::without_verbatim);
         let d = canonical.as_deref().unwrap_or(d);
         DataDirValue::from_bytes(paths::path_to_wire(d))
     })
@@ -181,7 +184,7 @@ impl ClientError {
     /// The next steps the daemon sent with its error, in order.
     pub fn hints(&self) -> Vec<String> {
         match self {
-            ClientError::Rpc(s) => crate::codes::hints(s),
+            ClientError::Rpc(s) => berth_proto::status::hints(s),
             _ => Vec::new(),
         }
     }
@@ -283,8 +286,8 @@ impl Connection {
         Ok(Connection {
             plain: BerthClient::new(channel.clone()),
             client: BerthClient::with_interceptor(channel, stamp)
-                .max_decoding_message_size(crate::MAX_MESSAGE_BYTES)
-                .max_encoding_message_size(crate::MAX_MESSAGE_BYTES),
+                .max_decoding_message_size(berth_proto::MAX_MESSAGE_BYTES)
+                .max_encoding_message_size(berth_proto::MAX_MESSAGE_BYTES),
             socket,
             data_dir,
             env,
@@ -360,9 +363,11 @@ impl Connection {
     }
 
     /// The daemon's status. Sent unstamped, so any version answers.
-    pub async fn status(&mut self) -> Result<crate::pb::StatusReply, ClientError> {
+    pub async fn status(&mut self) -> Result<berth_proto::pb::StatusReply, ClientError> {
         let mut c = self.plain.clone();
-        match tokio::time::timeout(ANSWER_TIMEOUT, c.status(crate::pb::StatusRequest {})).await {
+        match tokio::time::timeout(ANSWER_TIMEOUT, c.status(berth_proto::pb::StatusRequest {}))
+            .await
+        {
             Ok(Ok(r)) => Ok(r.into_inner()),
             Ok(Err(s)) => Err(classify(&self.socket, s)),
             Err(_) => Err(wedged(&self.socket)),
@@ -373,7 +378,7 @@ impl Connection {
     /// obeys; with the data folder, so a daemon of another registry refuses.
     pub async fn shutdown(&mut self) -> Result<(), ClientError> {
         let mut c = self.plain.clone();
-        let mut req = tonic::Request::new(crate::pb::ShutdownRequest {});
+        let mut req = tonic::Request::new(berth_proto::pb::ShutdownRequest {});
         if let Some(d) = &self.data_dir {
             req.metadata_mut().insert_bin(DATA_DIR_HEADER, d.clone());
         }
@@ -666,13 +671,17 @@ async fn wait_for_record(
 fn data_folder_holder_runs(data_dir: &Path) -> bool {
     let pid = std::fs::read_to_string(paths::data_lock_path(data_dir))
         .ok()
-        .and_then(|s| s.trim().parse::<libc::pid_t>().ok());
-    let Some(pid) = pid.filter(|&p| p > 0) else {
+        .and_then(|s| s.trim().parse::<i32>().ok());
+    let Some(pid) = pid
+        .filter(|&p| p > 0)
+        .and_then(rustix::process::Pid::from_raw)
+    else {
         return false;
     };
-    // SAFETY: signal 0 only asks whether the process exists.
-    unsafe {
-        libc::kill(pid, 0) == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    // Signal 0 only asks whether the process exists; EPERM says it does, as another user's.
+    match rustix::process::test_kill_process(pid) {
+        Ok(()) => true,
+        Err(e) => e == rustix::io::Errno::PERM,
     }
 }
 
@@ -733,49 +742,5 @@ fn not_ready(socket: &Path) -> ClientError {
     ClientError::NotReady {
         socket: socket.to_path_buf(),
         secs: START_TIMEOUT.as_secs(),
-    }
-}
-
-/// Compares two `major.minor.patch` versions numerically (a pre-release
-/// suffix is ignored). Unparsable parts count as zero, and so do missing
-/// ones: "1.2" is "1.2.0".
-pub fn compare_versions(a: &str, b: &str) -> std::cmp::Ordering {
-    let parts = |v: &str| -> Vec<u64> {
-        v.split(['-', '+'])
-            .next()
-            .unwrap_or("")
-            .split('.')
-            .map(|p| p.parse().unwrap_or(0))
-            .collect()
-    };
-    let (a, b) = (parts(a), parts(b));
-    let at = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
-    (0..a.len().max(b.len()))
-        .map(|i| at(&a, i).cmp(&at(&b, i)))
-        .find(|o| o.is_ne())
-        .unwrap_or(std::cmp::Ordering::Equal)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::cmp::Ordering;
-
-    #[test]
-    fn versions_compare_numerically_not_as_text() {
-        assert_eq!(compare_versions("0.10.0", "0.9.9"), Ordering::Greater);
-        assert_eq!(compare_versions("1.2.3", "1.2.3"), Ordering::Equal);
-        assert_eq!(compare_versions("1.2.3-rc.1", "1.2.3"), Ordering::Equal);
-        assert_eq!(compare_versions("1.2.3", "1.3.0"), Ordering::Less);
-    }
-
-    #[test]
-    fn a_missing_part_counts_as_zero() {
-        assert_eq!(compare_versions("1.2", "1.2.0"), Ordering::Equal);
-        assert_eq!(compare_versions("1.2.0", "1.2"), Ordering::Equal);
-        assert_eq!(compare_versions("1", "1.0.0-rc.2"), Ordering::Equal);
-        assert_eq!(compare_versions("1.2", "1.2.1"), Ordering::Less);
-        assert_eq!(compare_versions("1.3", "1.2.9"), Ordering::Greater);
-        assert_eq!(compare_versions("", "0.0.0"), Ordering::Equal);
     }
 }

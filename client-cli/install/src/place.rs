@@ -13,8 +13,8 @@ use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-use berth_proto::careful_open::{self, is_link_refusal};
-use berth_proto::codes::Code;
+use berth_client::careful_open::{self, is_link_refusal};
+use berth_vocab::codes::Code;
 use cap_std::fs::Dir;
 
 use super::folders;
@@ -205,7 +205,7 @@ impl Place {
         }
     }
 
-    /// Replaces the file with `text` atomically (`berth_proto::atomic`), creating missing
+    /// Replaces the file with `text` atomically (`berth_client::atomic`), creating missing
     /// folders (beneath the project: one at a time, none through a link), each recorded as
     /// berth's ([`folders`]). Returns the folders it created, outermost first.
     pub fn write(&self, text: &str) -> Result<Vec<PathBuf>, String> {
@@ -216,15 +216,14 @@ impl Place {
                     Some(dir) => make_folders(dir).map_err(failed)?,
                     None => Vec::new(),
                 };
-                berth_proto::atomic::write_atomic(&self.path, text.as_bytes()).map_err(failed)?;
+                berth_client::atomic::write_atomic(&self.path, text.as_bytes()).map_err(failed)?;
                 Ok(made)
             }
             How::Beneath(b) => {
                 let mut made = Vec::new();
                 match b.folder(Some(&mut made)).map_err(Unusable::message)? {
-                    Some((dir, name)) => {
-                        berth_proto::atomic::replace(&dir, name, text.as_bytes()).map_err(failed)?
-                    }
+                    Some((dir, name)) => berth_client::atomic::replace(&dir, name, text.as_bytes())
+                        .map_err(failed)?,
                     None => return Err(failed(std::io::ErrorKind::NotFound.into())),
                 }
                 Ok(made)

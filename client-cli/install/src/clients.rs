@@ -16,7 +16,7 @@ use super::{Client, Locations, Os, Programs, Scope, powershell_call, shell_word}
 /// The locations are `paths::LOCATION_VARIABLES`, so one read there is forwarded here too.
 pub fn codex_forwarded_env() -> Vec<&'static str> {
     // In the order earlier versions wrote, so a registration made then is unchanged.
-    let [socket, data_dir, xdg @ ..] = berth_proto::paths::LOCATION_VARIABLES;
+    let [socket, data_dir, xdg @ ..] = berth_client::paths::LOCATION_VARIABLES;
     [
         "BERTH_WORKSPACE",
         "BERTH_EXTRA_HOME",
@@ -27,7 +27,7 @@ pub fn codex_forwarded_env() -> Vec<&'static str> {
     .into_iter()
     .chain(["BERTH_DAEMON", "BERTH_LOG"])
     .chain(xdg)
-    .chain([berth_proto::paths::XDG_CONFIG_HOME])
+    .chain([berth_client::paths::XDG_CONFIG_HOME])
     .collect()
 }
 
@@ -68,7 +68,8 @@ const CLAUDE_CODE: Reader = Reader::plain("Claude Code");
 const CLAUDE_CODE_WRITE_TOOLS: &str = "Write|Edit|MultiEdit|NotebookEdit";
 
 /// The tools Codex's pre-tool hook runs for: every file edit of Codex is an `apply_patch`,
-/// which its models run from a shell call (`Bash` to the hook) as often as directly.
+/// which its models run from a shell call (`Bash` to the hook) as often as directly; from
+/// code mode's `exec`, Codex hands the hook each nested call as a direct one.
 const CODEX_WRITE_TOOLS: &str = "apply_patch|Bash";
 
 /// Why a client cannot be registered as asked.
@@ -245,6 +246,17 @@ fn confined(mut specs: Vec<FileSpec>, scope: Scope, loc: &Locations) -> Vec<File
     specs
 }
 
+/// A server that `berth exec` wraps, as its registration spells it.
+#[derive(Debug)]
+pub struct Wrapped {
+    /// The entry's name.
+    pub name: String,
+    /// CMD and its arguments (empty when uninstalling).
+    pub command: Vec<String>,
+    /// The word `--roots` takes: where the server's MCP roots come from.
+    pub roots: &'static str,
+}
+
 /// The one file of a wrapped server's registration: `berth exec --roots
 /// FROM [--cwd ${workspaceFolder}] -- CMD ...` under its name in the
 /// client's MCP file and shape (docs/decisions/0026-berth-exec.md,
@@ -255,13 +267,13 @@ pub fn exec_files(
     scope: Scope,
     loc: &Locations,
     berth: &std::path::Path,
-    wrapped: &crate::commands::install::Wrapped,
+    wrapped: &Wrapped,
 ) -> Result<Vec<FileSpec>, Unsupported> {
     let (name, command) = (&wrapped.name, &wrapped.command);
     let mut args = vec![
         "exec".to_string(),
         "--roots".to_string(),
-        wrapped.roots.word().to_string(),
+        wrapped.roots.to_string(),
     ];
     if passes_cwd(client) {
         args.extend(["--cwd".to_string(), WORKSPACE_FOLDER.to_string()]);

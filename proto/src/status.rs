@@ -1,11 +1,9 @@
-//! Stable machine codes that cross the gRPC boundary.
-//!
-//! The daemon attaches one to every error it returns (metadata key
-//! [`CODE_HEADER`]); clients branch on the code, never on message text.
-//! An error's hints, the next steps the daemon knows, travel beside it, one
-//! [`HINT_HEADER`] entry each, so every client shows them its own way
+//! A [`Code`] and its hints on a gRPC status. The daemon attaches a code to every error it
+//! returns (metadata key [`CODE_HEADER`]); an error's hints, the next steps the daemon knows,
+//! travel beside it, one [`HINT_HEADER`] entry each, so every client shows them its own way
 //! (docs/decisions/0022-error-hints-cross-the-rpc-as-metadata.md).
 
+use berth_vocab::codes::Code;
 use tonic::metadata::BinaryMetadataValue;
 
 /// Metadata key carrying a [`Code`] on an error status.
@@ -18,89 +16,25 @@ pub const HINT_HEADER: &str = "berth-hint-bin";
 /// Longest error message sent, in bytes; the hints together get as much.
 pub const MAX_MESSAGE_CHARS: usize = 2048;
 
-/// What went wrong, as far as a client needs to know to react.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Code {
-    /// A named thing (workspace, root, setting, path) does not exist.
-    NotFound,
-    /// The request was understood and refused (a guard, an overlap, a rule).
-    Refused,
-    /// The request was malformed (a bad name, a relative path).
-    Invalid,
-    /// The running daemon is older than the client; restart it.
-    DaemonOutdated,
-    /// The running daemon is newer than the client; upgrade the client.
-    ClientOutdated,
-    /// Something failed inside the daemon (storage, I/O).
-    Internal,
-    /// A file tool met a FIFO, device or socket, which it never opens for
-    /// reading or writing (opening one can wait for ever).
-    NotRegularFile,
-    /// The daemon is stopping: it takes no new work and commits no new write.
-    ShuttingDown,
-    /// The call did not finish within the daemon's deadline (a hung or slow
-    /// filesystem); a write that timed out was not committed.
-    TimedOut,
-    /// The daemon serves another data folder (another registry) than the
-    /// client's; the message names both.
-    OtherDataDir,
-    /// A tool's argument is missing or of the wrong type; the message names
-    /// it and shows a correct call.
-    BadArgument,
-    /// A live session belongs to another process: only the process that
-    /// registered it may call its tools or register it again, until it ends.
-    SessionOwned,
-    /// The disk (or the user's quota) is full, so something could not be
-    /// written; the message names it, and nothing was changed.
-    DiskFull,
-}
-
-impl Code {
-    /// The wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Code::NotFound => "not-found",
-            Code::Refused => "refused",
-            Code::Invalid => "invalid",
-            Code::DaemonOutdated => "daemon-outdated",
-            Code::ClientOutdated => "client-outdated",
-            Code::Internal => "internal",
-            Code::NotRegularFile => "not-regular-file",
-            Code::ShuttingDown => "shutting-down",
-            Code::TimedOut => "timed-out",
-            Code::OtherDataDir => "other-data-dir",
-            Code::BadArgument => "bad-argument",
-            Code::SessionOwned => "session-owned",
-            Code::DiskFull => "disk-full",
-        }
-    }
-
-    /// Parses the wire spelling; unknown codes (from a newer daemon) are `None`.
-    pub fn parse(s: &str) -> Option<Code> {
-        Some(match s {
-            "not-found" => Code::NotFound,
-            "refused" => Code::Refused,
-            "invalid" => Code::Invalid,
-            "daemon-outdated" => Code::DaemonOutdated,
-            "client-outdated" => Code::ClientOutdated,
-            "internal" => Code::Internal,
-            "not-regular-file" => Code::NotRegularFile,
-            "shutting-down" => Code::ShuttingDown,
-            "timed-out" => Code::TimedOut,
-            "other-data-dir" => Code::OtherDataDir,
-            "bad-argument" => Code::BadArgument,
-            "session-owned" => Code::SessionOwned,
-            "disk-full" => Code::DiskFull,
-            _ => return None,
-        })
-    }
-
+/// A [`Code`] as a gRPC status: the code is vocabulary shared with crates that know no gRPC,
+/// so the protocol adds its wire form as a trait.
+pub trait CodeStatus: Sized {
     /// Builds a status carrying this code. The message travels in an HTTP/2
     /// trailer, so it is cut to [`MAX_MESSAGE_CHARS`]: a message quoting a
     /// hostile 64 KiB path would otherwise overflow the peer's header limit
     /// and break the connection.
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
+    fn status(self, message: impl Into<String>) -> tonic::Status;
+
+    /// [`CodeStatus::status`] with hints, in order. They share a budget of
+    /// [`MAX_MESSAGE_CHARS`]: a hint past it is cut, and later ones dropped.
+    fn status_with_hints(self, message: impl Into<String>, hints: &[String]) -> tonic::Status;
+
+    /// Reads the code off a status, if the daemon attached one.
+    fn of(status: &tonic::Status) -> Option<Self>;
+}
+
+impl CodeStatus for Code {
+    fn status(self, message: impl Into<String>) -> tonic::Status {
         let message = cut(message.into(), MAX_MESSAGE_CHARS);
         let grpc = match self {
             Code::NotFound => tonic::Code::NotFound,
@@ -115,6 +49,8 @@ impl Code {
             Code::TimedOut => tonic::Code::DeadlineExceeded,
             Code::SessionOwned => tonic::Code::PermissionDenied,
             Code::DiskFull => tonic::Code::ResourceExhausted,
+            // `Code` may grow (it is non-exhaustive); clients branch on `berth-code`, not this.
+            _ => tonic::Code::Unknown,
         };
         let mut status = tonic::Status::new(grpc, message);
         status
@@ -123,9 +59,7 @@ impl Code {
         status
     }
 
-    /// [`Code::status`] with hints, in order. They share a budget of
-    /// [`MAX_MESSAGE_CHARS`]: a hint past it is cut, and later ones dropped.
-    pub fn status_with_hints(self, message: impl Into<String>, hints: &[String]) -> tonic::Status {
+    fn status_with_hints(self, message: impl Into<String>, hints: &[String]) -> tonic::Status {
         let mut status = self.status(message);
         let mut left = MAX_MESSAGE_CHARS;
         for hint in hints {
@@ -142,8 +76,7 @@ impl Code {
         status
     }
 
-    /// Reads the code off a status, if the daemon attached one.
-    pub fn of(status: &tonic::Status) -> Option<Code> {
+    fn of(status: &tonic::Status) -> Option<Code> {
         status
             .metadata()
             .get(CODE_HEADER)

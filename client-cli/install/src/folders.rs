@@ -12,7 +12,7 @@
 use std::ffi::OsStr;
 use std::io::{self, Read, Write};
 
-use berth_proto::careful_open::{self, is_link_refusal};
+use berth_client::careful_open::{self, is_link_refusal};
 use cap_std::fs::Dir;
 
 /// The record's name in a folder berth created.

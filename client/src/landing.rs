@@ -5,7 +5,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use berth_core::pathutil::{normalize, without_verbatim};
+use berth_vocab::pathform::{normalize, without_verbatim};
 
 /// The most links followed for one target, as the system's own limit (`ELOOP`) does.
 const MAX_LINKS: usize = 40;
