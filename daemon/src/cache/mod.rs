@@ -347,6 +347,9 @@ impl WatchTable {
         }
         let room = self.max.saturating_sub(self.watched.len());
         let asked = &new[..new.len().min(room)];
+        if asked.is_empty() {
+            return false;
+        }
         let (added, refused) = self.watcher.watch_all(asked);
         if refused == Some(WatchError::Limit) {
             self.limit_reached();
