@@ -798,13 +798,14 @@ impl LookupCache {
             None => plan,
             // A `.git` verdict rests on git's admin folder too: watched like the folder, and
             // read again after its watches, so a change from then on is an event.
-            // Where a link in git's records leads is not watched.
-            Some(_) if look.link.as_deref().is_some_and(GitLink::through_link) => Plan::Uncached,
+            // Where a link in git's records leads is not watched, nor where one on a path a
+            // record names could lead.
+            Some(_) if look.link.as_deref().is_some_and(GitLink::rests_on_links) => Plan::Uncached,
             Some(admin) => match plan {
                 Plan::Watched if self.watch_admin(dir, token, &admin) => {
                     look = self.inner.look(dir);
                     let same = look.link.as_deref().and_then(GitLink::admin) == Some(&*admin)
-                        && !look.link.as_deref().is_some_and(GitLink::through_link);
+                        && !look.link.as_deref().is_some_and(GitLink::rests_on_links);
                     // The worker may have given an orphaned admin folder's watch back between
                     // the watch and the dependency; once the dependency is in, it cannot.
                     let held = self.with_watches(|table| table.watched.contains(&admin));
@@ -1648,6 +1649,50 @@ mod tests {
             cache.look(&w).link.as_deref(),
             Some(GitLink::Refused { .. })
         ));
+    }
+
+    /// The mirror: a record naming another path refuses only while no link on that path leads
+    /// here, and a link made or turned there is no event for any watch the look has.
+    #[cfg(unix)] // a symbolic link
+    #[test]
+    fn a_worktree_refused_for_a_record_naming_another_path_is_never_held() {
+        let (_t, root) = tree();
+        let admin = worktree(&root);
+        let w = root.join("w");
+        std::fs::create_dir(root.join("other")).unwrap();
+        let retarget = |alias: &str, to: &Path| {
+            let _ = std::fs::remove_file(root.join(alias));
+            std::os::unix::fs::symlink(to, root.join(alias)).unwrap();
+        };
+        let cache = LookupCache::new(CacheConfig::default());
+        for (record, alias, named, right) in [
+            ("gitdir", "alias", "alias/.git", w.clone()),
+            ("commondir", "alias2", "alias2/.git", root.join("r")),
+        ] {
+            retarget(alias, &root.join("other"));
+            let text = format!("{}\n", root.join(named).display());
+            std::fs::write(admin.join(record), text).unwrap();
+            settles(&cache, &w);
+            let link = cache.look(&w).link;
+            assert!(
+                matches!(link.as_deref(), Some(GitLink::Refused { .. })),
+                "{link:?}"
+            );
+            assert!(cache.look_along_in_memory(vec![w.clone()]).is_none());
+            // The link turned to the right folder: the record names it now, and only the disk
+            // can say so.
+            retarget(alias, &right);
+            let link = cache.look(&w).link;
+            assert!(
+                link.as_deref().is_some_and(GitLink::through_link),
+                "{record}: {link:?}"
+            );
+            std::fs::write(
+                admin.join("gitdir"),
+                format!("{}\n", w.join(".git").display()),
+            )
+            .unwrap();
+        }
     }
 
     #[test]
