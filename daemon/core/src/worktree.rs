@@ -82,6 +82,20 @@ impl GitLink {
         )
     }
 
+    /// Whether a link made or turned outside the folder and its admin folder can change the
+    /// verdict: a worktree confirmed through a link, and a record naming another path, which
+    /// leads here as soon as a link on that path does.
+    pub fn rests_on_links(&self) -> bool {
+        self.through_link()
+            || matches!(
+                self,
+                Self::Refused {
+                    why: LinkRefusal::BackLinkElsewhere(_) | LinkRefusal::CommonDirElsewhere(_),
+                    ..
+                }
+            )
+    }
+
     /// The git folder a checkout's `.git` file names itself, as `git init --separate-git-dir`
     /// writes it (and a submodule's does): the main checkout's side of a separate git folder.
     pub fn names_git_folder(&self) -> Option<&Path> {
@@ -461,6 +475,24 @@ mod tests {
             parse_dot_git(bytes),
             Err(LinkRefusal::Malformed { file: DOT_GIT })
         );
+    }
+
+    #[test]
+    fn a_record_naming_another_path_rests_on_links_as_a_worktree_through_one_does() {
+        let admin = || Some(PathBuf::from("/r/.git/worktrees/w"));
+        let refused = |why| GitLink::Refused {
+            admin: admin(),
+            why,
+        };
+        assert!(refused(LinkRefusal::BackLinkElsewhere("/x/.git".into())).rests_on_links());
+        assert!(refused(LinkRefusal::CommonDirElsewhere("/x/.git".into())).rests_on_links());
+        assert!(!refused(LinkRefusal::NoBackLink("/r/.git/worktrees/w".into())).rests_on_links());
+        let mut worktree = GitLink::worktree("/r/.git/worktrees/w", "/r");
+        assert!(!worktree.rests_on_links());
+        if let GitLink::Worktree { through_link, .. } = &mut worktree {
+            *through_link = true;
+        }
+        assert!(worktree.rests_on_links());
     }
 
     #[test]

@@ -329,11 +329,53 @@ enum Landed {
 }
 
 impl WatchTable {
-    fn add(&mut self, path: &Path) -> bool {
-        self.watched.contains(path)
-            || self
-                .add_new(path)
-                .is_some_and(|l| !matches!(l, Landed::Elsewhere(_)))
+    /// Watches those of `paths` not watched yet, in order, in one batch; false unless all are
+    /// held. Each path lies beneath the one before it (a folder's ancestors, farthest first, then
+    /// the folder and its `.berth`), so one that cannot be held takes the batch's watches beneath
+    /// it along: a path stays watched only while its ancestors are.
+    fn add_all(&mut self, paths: &[&Path]) -> bool {
+        let new: Vec<&Path> = paths
+            .iter()
+            .copied()
+            .filter(|p| !self.watched.contains(*p))
+            .collect();
+        if new.is_empty() {
+            return true;
+        }
+        if self.kernel_full {
+            return false;
+        }
+        let room = self.max.saturating_sub(self.watched.len());
+        let asked = &new[..new.len().min(room)];
+        if asked.is_empty() {
+            return false;
+        }
+        let (added, refused) = self.watcher.watch_all(asked);
+        if refused == Some(WatchError::Limit) {
+            self.limit_reached();
+        }
+        // Each is looked at after the whole batch, so after its own watch, as in `add_new`.
+        let mut lost = None;
+        for path in &asked[..added] {
+            if matches!(self.settle(path), Landed::Elsewhere(_)) && lost.is_none() {
+                lost = Some(*path);
+            }
+        }
+        match lost {
+            Some(top) => {
+                self.forget_under(top);
+                false
+            }
+            None => added == new.len(),
+        }
+    }
+
+    fn limit_reached(&mut self) {
+        tracing::warn!(
+            watches = self.watched.len(),
+            "the kernel's watch limit is reached; further folders are re-checked on use"
+        );
+        self.kernel_full = true;
     }
 
     /// Adds a watch on `path`, not watched yet; `None` when none can be had.
@@ -344,15 +386,17 @@ impl WatchTable {
         match self.watcher.watch(path) {
             Ok(()) => {}
             Err(WatchError::Limit) => {
-                tracing::warn!(
-                    watches = self.watched.len(),
-                    "the kernel's watch limit is reached; further folders are re-checked on use"
-                );
-                self.kernel_full = true;
+                self.limit_reached();
                 return None;
             }
             Err(_) => return None,
         }
+        Some(self.settle(path))
+    }
+
+    /// Records the watch just added on `path` by what it landed on; one that landed elsewhere
+    /// is given back.
+    fn settle(&mut self, path: &Path) -> Landed {
         let landed = landed(path);
         match landed {
             Landed::On(file, _) => {
@@ -372,7 +416,7 @@ impl WatchTable {
                 }
             }
         }
-        Some(landed)
+        landed
     }
 
     /// Forgets `dir` and every watch beneath it, and every other path watching a file whose
@@ -754,13 +798,14 @@ impl LookupCache {
             None => plan,
             // A `.git` verdict rests on git's admin folder too: watched like the folder, and
             // read again after its watches, so a change from then on is an event.
-            // Where a link in git's records leads is not watched.
-            Some(_) if look.link.as_deref().is_some_and(GitLink::through_link) => Plan::Uncached,
+            // Where a link in git's records leads is not watched, nor where one on a path a
+            // record names could lead.
+            Some(_) if look.link.as_deref().is_some_and(GitLink::rests_on_links) => Plan::Uncached,
             Some(admin) => match plan {
                 Plan::Watched if self.watch_admin(dir, token, &admin) => {
                     look = self.inner.look(dir);
                     let same = look.link.as_deref().and_then(GitLink::admin) == Some(&*admin)
-                        && !look.link.as_deref().is_some_and(GitLink::through_link);
+                        && !look.link.as_deref().is_some_and(GitLink::rests_on_links);
                     // The worker may have given an orphaned admin folder's watch back between
                     // the watch and the dependency; once the dependency is in, it cannot.
                     let held = self.with_watches(|table| table.watched.contains(&admin));
@@ -952,14 +997,16 @@ impl LookupCache {
         out
     }
 
-    /// Watches `dir`, the ancestors not watched yet (farthest first), and `berth`.
+    /// Watches `dir`, the ancestors not watched yet (farthest first), and `berth`, in one batch.
     fn watch(&self, dir: &Path, berth: Option<&Path>) -> bool {
         self.with_watches(|table| {
-            let missing: Vec<&Path> = dir
+            let mut paths: Vec<&Path> = dir
                 .ancestors()
                 .take_while(|d| d.parent().is_some() && !table.watched.contains(*d))
                 .collect();
-            missing.iter().rev().all(|d| table.add(d)) && berth.is_none_or(|b| table.add(b))
+            paths.reverse();
+            paths.extend(berth);
+            table.add_all(&paths)
         })
     }
 
@@ -1408,6 +1455,65 @@ mod tests {
         admin
     }
 
+    /// The daemon's own reads in watched folders (a project file, a worktree's `.git` file and
+    /// git's records) raise no event: the watcher's thread sleeps through a fill and through
+    /// uncached resolutions (under notify 8's mask each read was an `IN_OPEN`). One inotify
+    /// instance delivers in order, so a folder made after the reads is the barrier.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn reading_watched_project_files_and_git_records_raises_no_event() {
+        let (_t, root) = tree();
+        let admin = worktree(&root);
+        let w = root.join("w");
+        write_file(&w, r#"{"workspace": "aaaa"}"#);
+        let (tx, raw) = mpsc::channel::<Result<notify::Event, String>>();
+        let cache = LookupCache::with_parts(CacheConfig::default(), Arc::new(RealFs), |sink| {
+            Box::new(
+                NotifyWatcher::with_handler(move |res: notify::Result<notify::Event>| {
+                    let _ = tx.send(res.as_ref().cloned().map_err(|e| e.to_string()));
+                    if let Some(ev) = watch::translate(res) {
+                        sink.send(ev);
+                    }
+                })
+                .unwrap(),
+            )
+        });
+        assert!(matches!(
+            cache.look(&w).link.as_deref(),
+            Some(GitLink::Worktree { .. })
+        ));
+        assert_eq!(
+            cache.look(&w).project_file,
+            DirLook::file("aaaa").project_file
+        );
+        let watched = cache.watched();
+        for held in [&w, &w.join(PROJECT_DIR), &admin] {
+            assert!(watched.contains(held), "{held:?} not in {watched:?}");
+        }
+        // Uncached resolutions read the same files again under those watches.
+        for _ in 0..3 {
+            assert_eq!(RealFs.look(&w), cache.look(&w));
+        }
+        let barrier = root.join("barrier");
+        std::fs::create_dir(&barrier).unwrap();
+        // Other tests change the temp folder, an ancestor watched too: only this tree counts.
+        let first = std::iter::from_fn(|| raw.recv_timeout(Duration::from_secs(10)).ok())
+            .find(|ev| match ev {
+                Ok(ev) => ev.paths.iter().any(|p| p.starts_with(&root)),
+                Err(_) => true,
+            })
+            .expect("the barrier's event");
+        let first = first.expect("no watcher error");
+        assert_eq!(
+            (first.kind, first.paths),
+            (
+                notify::EventKind::Create(notify::event::CreateKind::Folder),
+                vec![barrier]
+            ),
+            "the reads raised an event"
+        );
+    }
+
     #[test]
     fn a_worktrees_look_is_held_under_watches_and_follows_its_admin_folder() {
         let (_t, root) = tree();
@@ -1543,6 +1649,50 @@ mod tests {
             cache.look(&w).link.as_deref(),
             Some(GitLink::Refused { .. })
         ));
+    }
+
+    /// The mirror: a record naming another path refuses only while no link on that path leads
+    /// here, and a link made or turned there is no event for any watch the look has.
+    #[cfg(unix)] // a symbolic link
+    #[test]
+    fn a_worktree_refused_for_a_record_naming_another_path_is_never_held() {
+        let (_t, root) = tree();
+        let admin = worktree(&root);
+        let w = root.join("w");
+        std::fs::create_dir(root.join("other")).unwrap();
+        let retarget = |alias: &str, to: &Path| {
+            let _ = std::fs::remove_file(root.join(alias));
+            std::os::unix::fs::symlink(to, root.join(alias)).unwrap();
+        };
+        let cache = LookupCache::new(CacheConfig::default());
+        for (record, alias, named, right) in [
+            ("gitdir", "alias", "alias/.git", w.clone()),
+            ("commondir", "alias2", "alias2/.git", root.join("r")),
+        ] {
+            retarget(alias, &root.join("other"));
+            let text = format!("{}\n", root.join(named).display());
+            std::fs::write(admin.join(record), text).unwrap();
+            settles(&cache, &w);
+            let link = cache.look(&w).link;
+            assert!(
+                matches!(link.as_deref(), Some(GitLink::Refused { .. })),
+                "{link:?}"
+            );
+            assert!(cache.look_along_in_memory(vec![w.clone()]).is_none());
+            // The link turned to the right folder: the record names it now, and only the disk
+            // can say so.
+            retarget(alias, &right);
+            let link = cache.look(&w).link;
+            assert!(
+                link.as_deref().is_some_and(GitLink::through_link),
+                "{record}: {link:?}"
+            );
+            std::fs::write(
+                admin.join("gitdir"),
+                format!("{}\n", w.join(".git").display()),
+            )
+            .unwrap();
+        }
     }
 
     #[test]
@@ -1970,18 +2120,54 @@ mod tests {
         }
     }
 
-    #[test]
-    fn paths_watching_one_file_are_given_back_together_with_what_is_beneath_them() {
-        let calls = Recorder::default();
-        let mut table = WatchTable {
-            watcher: Box::new(calls.clone()),
+    fn table_over(watcher: Recorder) -> WatchTable {
+        WatchTable {
+            watcher: Box::new(watcher),
             watched: BTreeSet::new(),
             max: 100,
             kernel_full: false,
             on: HashMap::new(),
             paths_of: HashMap::new(),
             dropped: Vec::new(),
-        };
+        }
+    }
+
+    /// A batch whose folder turns out to be a link (inotify follows it) gives back the watches
+    /// it added beneath that folder too, so a path is never watched while an ancestor is not.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_batch_gives_back_what_it_added_beneath_a_link() {
+        let (_t, root) = tree();
+        std::fs::create_dir_all(root.join("real/sub")).unwrap();
+        std::os::unix::fs::symlink(root.join("real"), root.join("link")).unwrap();
+        let (link, sub) = (root.join("link"), root.join("link/sub"));
+        let calls = Recorder::default();
+        let mut table = table_over(calls.clone());
+        assert!(!table.add_all(&[&root, &link, &sub, &sub.join(PROJECT_DIR)]));
+        let left: Vec<&PathBuf> = table.watched.iter().collect();
+        assert_eq!(left, [&root]);
+        let calls = calls.0.lock().unwrap();
+        for gone in [&link, &sub] {
+            assert!(
+                calls.contains(&format!("unwatch {}", gone.display())),
+                "{calls:?}"
+            );
+        }
+        // Watched folders are left out of a batch; a full one adds nothing.
+        drop(calls);
+        let mut table = table_over(Recorder::default());
+        assert!(table.add_all(&[&root, &root.join("real")]));
+        assert!(table.add_all(&[&root, &root.join("real"), &root.join("real/sub")]));
+        assert_eq!(table.watched.len(), 3);
+        table.max = 3;
+        assert!(!table.add_all(&[&root.join("real/sub/none")]));
+        assert_eq!(table.watched.len(), 3);
+    }
+
+    #[test]
+    fn paths_watching_one_file_are_given_back_together_with_what_is_beneath_them() {
+        let calls = Recorder::default();
+        let mut table = table_over(calls.clone());
         // Two names of one project file, a folder and a path through a link to it, and others.
         let files = [
             ("/a/.berth/f", (1, 7)),

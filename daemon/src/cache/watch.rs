@@ -1,17 +1,26 @@
 //! Filesystem watches for the lookup cache: one watcher for every directory, non-recursive
-//! watches, and raw events handed on at once. The watcher sits behind [`DirWatcher`] so that
-//! moving from notify 8 to notify 9 (batched adds) changes [`NotifyWatcher`] only.
+//! watches, and raw events handed on at once. The watcher sits behind [`DirWatcher`], so the
+//! cache does not know which notify it runs on.
 //!
 //! The handler runs on notify's own thread and a slow handler overflows the kernel queue, so it
 //! only translates an event into a [`WatchEvent`] and passes it to an [`EventSink`]; the cache's
-//! worker thread decides what it invalidates. Access events (opens and closes, including the
-//! daemon's own reads of project files) are dropped here: they never change what a folder holds.
+//! worker thread decides what it invalidates. Access events (opens and closes, the daemon's own
+//! reads of project files and git's records among them) never change what a folder holds, so
+//! they are not asked for ([`EVENT_KINDS`]): on Linux the kernel does not queue them at all.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use notify::event::{EventKind, ModifyKind};
-use notify::{RecursiveMode, Watcher};
+use notify::{EventKindMask, PathOp, RecursiveMode, Watcher};
+
+/// The events the cache is told of: creations, removals, writes, attribute changes (a hard
+/// link made or taken away, a mode changed) and renames. No opens or closes: under notify 8,
+/// which asked inotify for `IN_OPEN`, each of the daemon's own reads in a watched folder woke
+/// the watcher's thread (docs/decisions/0055-the-watcher-asks-for-no-access-events.md).
+/// A folder's own removal or move, the kernel's dropping of a watch and a queue overflow are
+/// reported whatever the mask.
+pub(crate) const EVENT_KINDS: EventKindMask = EventKindMask::CORE;
 
 /// What happened to a path, as far as the cache cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +98,16 @@ impl std::fmt::Debug for EventSink {
 pub trait DirWatcher: Send {
     /// Watches `dir` (not its subfolders). Watching a watched folder again is harmless.
     fn watch(&mut self, dir: &Path) -> Result<(), WatchError>;
+    /// Watches `dirs` in turn, stopping at the first that cannot be watched: how many were, and
+    /// why the next one was not.
+    fn watch_all(&mut self, dirs: &[&Path]) -> (usize, Option<WatchError>) {
+        for (i, dir) in dirs.iter().enumerate() {
+            if let Err(e) = self.watch(dir) {
+                return (i, Some(e));
+            }
+        }
+        (dirs.len(), None)
+    }
     /// Stops watching `dir`; a folder not watched (or already gone) is fine.
     fn unwatch(&mut self, dir: &Path);
 }
@@ -101,12 +120,20 @@ pub struct NotifyWatcher {
 impl NotifyWatcher {
     /// Starts the watcher; its events go to `sink`.
     pub fn new(sink: EventSink) -> Result<Self, WatchError> {
-        let inner = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        Self::with_handler(move |res| {
             if let Some(event) = translate(res) {
                 sink.send(event);
             }
         })
-        .map_err(|e| error_of(&e))?;
+    }
+
+    /// Starts the watcher, asking for [`EVENT_KINDS`]; notify's raw events go to `handler`.
+    pub(crate) fn with_handler(
+        handler: impl FnMut(notify::Result<notify::Event>) + Send + 'static,
+    ) -> Result<Self, WatchError> {
+        let config = notify::Config::default().with_event_kinds(EVENT_KINDS);
+        let inner = <notify::RecommendedWatcher as Watcher>::new(handler, config)
+            .map_err(|e| error_of(&e))?;
         Ok(Self { inner })
     }
 }
@@ -115,14 +142,31 @@ impl DirWatcher for NotifyWatcher {
     fn watch(&mut self, dir: &Path) -> Result<(), WatchError> {
         self.inner
             .watch(dir, RecursiveMode::NonRecursive)
-            .map_err(|e| match error_of(&e) {
-                // notify's Windows backend says a missing folder "is neither a file nor a
-                // directory", as a generic error: the folder itself says which it is.
-                WatchError::Other(_) if std::fs::symlink_metadata(dir).is_err() => {
-                    WatchError::NotFound
+            .map_err(|e| error_of(&e))
+    }
+
+    /// One batch: one round trip to notify's thread (on macOS one rebuild of the stream)
+    /// instead of one per folder.
+    fn watch_all(&mut self, dirs: &[&Path]) -> (usize, Option<WatchError>) {
+        let ops = dirs
+            .iter()
+            .map(|d| PathOp::watch_non_recursive(*d))
+            .collect();
+        match self.inner.update_paths(ops) {
+            Ok(()) => (dirs.len(), None),
+            // The operations before the one that failed were applied, the rest were not.
+            Err(e) if e.origin.is_some() => (
+                dirs.len() - 1 - e.remaining.len(),
+                Some(error_of(&e.source)),
+            ),
+            // notify's thread did not answer: which were applied is unknown, so none is kept.
+            Err(e) => {
+                for dir in dirs {
+                    self.unwatch(dir);
                 }
-                other => other,
-            })
+                (0, Some(error_of(&e.source)))
+            }
+        }
     }
 
     fn unwatch(&mut self, dir: &Path) {
@@ -156,6 +200,7 @@ pub fn translate(res: notify::Result<notify::Event>) -> Option<WatchEvent> {
         return Some(WatchEvent::Overflow);
     }
     let kind = match event.kind {
+        // Not asked for (`EVENT_KINDS`); dropped should a backend send one anyway.
         EventKind::Access(_) => return None,
         EventKind::Create(_) => ChangeKind::Create,
         EventKind::Remove(_) => ChangeKind::Remove,
@@ -266,6 +311,22 @@ mod tests {
                 kind: ChangeKind::Create,
                 paths: vec![dir.join(".berth")]
             }
+        );
+    }
+
+    #[test]
+    fn a_batch_stops_at_a_folder_it_cannot_watch_and_says_how_far_it_went() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().canonicalize().unwrap();
+        let (a, b) = (dir.join("a"), dir.join("b"));
+        std::fs::create_dir(&a).unwrap();
+        std::fs::create_dir(&b).unwrap();
+        let mut w = NotifyWatcher::new(EventSink::new(|_| {})).unwrap();
+        assert_eq!(w.watch_all(&[&dir, &a]), (2, None));
+        let gone = dir.join("gone");
+        assert_eq!(
+            w.watch_all(&[&b, &gone, &dir]),
+            (1, Some(WatchError::NotFound))
         );
     }
 
