@@ -355,13 +355,18 @@ async fn serve(
     let service = crate::rpc::server::service(daemon.clone());
     // Pings keep a live client's connection read from, so only silent ones
     // reach the idle timeout (docs/decisions/0014-bounded-connections.md).
-    let server = tonic::transport::Server::builder()
-        .http2_keepalive_interval(Some(limits.keepalive_interval()))
-        // No stricter than the idle rule: a client that acks within the
-        // timeout is live by both.
-        .http2_keepalive_timeout(Some(limits.idle_timeout))
-        .add_service(service)
-        .serve_with_incoming_shutdown(incoming, daemon.stopped());
+    // Spawned, not polled by `block_on`: the accept loop hands each connection to this
+    // future, and on the runtime's main thread every hand-over woke that thread and the I/O
+    // driver (two more context switches per call; docs/benchmarks.md, 2026-12-07).
+    let server = tokio::spawn(
+        tonic::transport::Server::builder()
+            .http2_keepalive_interval(Some(limits.keepalive_interval()))
+            // No stricter than the idle rule: a client that acks within the
+            // timeout is live by both.
+            .http2_keepalive_timeout(Some(limits.idle_timeout))
+            .add_service(service)
+            .serve_with_incoming_shutdown(incoming, daemon.stopped()),
+    );
     let stop_signal = stop_signal()?;
     tokio::spawn({
         let daemon = daemon.clone();
@@ -401,16 +406,24 @@ async fn serve(
     ready.say("ready");
     tokio::pin!(server);
     tokio::select! {
-        result = &mut server => result.map_err(|e| BootError::Failed {
-            what: "serving".into(),
-            source: Box::new(e),
-        })?,
+        result = &mut server => match result {
+            Ok(served) => served.map_err(|e| BootError::Failed {
+                what: "serving".into(),
+                source: Box::new(e),
+            })?,
+            Err(e) => return Err(BootError::Failed {
+                what: "serving".into(),
+                source: Box::new(e),
+            }),
+        },
         () = async {
             daemon.stopped().await;
             // Long-lived calls (a session's stream) must not hold up exit.
             tokio::time::sleep(FLUSH).await;
         } => tracing::info!("stopped; exiting"),
     }
+    // Its connections go with it, as they did when the future was dropped here.
+    server.abort();
     tracing::info!("berthd stopped");
     Ok(())
 }
