@@ -6,9 +6,11 @@
 //!   `Resolve` of a random DIR interleaved (so both see the same noise); p50/p99 of each.
 //! - `throughput DIR...`: `--clients` connections (one task each) resolving random DIRs for
 //!   `--secs` (or, with `--rpc ping`, sending bare `Ping`s); calls per second.
-//! - `race CMD...`: whole-process times of a few commands, spawned in turn (round-robin, so
-//!   drifting load hits every command alike), stdin from `--stdin`, stdout to /dev/null;
-//!   median, p10 and p90 of each, and each median over the first command's.
+//! - `race CMD...`: whole-process times of a few commands, spawned in turn (each round runs
+//!   every command once, so drifting load hits every command alike, in a fresh order: a
+//!   daemon's client leaves its connection's close behind it, and a fixed order would always
+//!   hand that to the same next command), stdin from `--stdin`, stdout to /dev/null; median,
+//!   p10 and p90 of each, and each median over the first command's.
 //! - `populate DB`: writes `--workspaces` workspaces and `--roots` roots straight into a
 //!   stopped daemon's `berth.db` (one transaction), for the scale runs.
 //!
@@ -289,8 +291,12 @@ fn race(
         .map(|c| c.split_whitespace().collect())
         .collect();
     let mut times = vec![Vec::with_capacity(runs); cmds.len()];
+    let mut order: Vec<usize> = (0..cmds.len()).collect();
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64; // fixed: two runs meet the same orders
     for round in 0..warmup + runs {
-        for (argv, times) in argvs.iter().zip(&mut times) {
+        shuffle(&mut order, &mut seed);
+        for &i in &order {
+            let (argv, times) = (&argvs[i], &mut times[i]);
             let input = match stdin {
                 Some(p) => Stdio::from(std::fs::File::open(p)?),
                 None => Stdio::null(),
@@ -323,6 +329,17 @@ fn race(
         );
     }
     Ok(())
+}
+
+/// Fisher-Yates with xorshift64: a different order each round, the same rounds each run.
+fn shuffle(order: &mut [usize], seed: &mut u64) {
+    for i in (1..order.len()).rev() {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        let j = (*seed % (i as u64 + 1)) as usize;
+        order.swap(i, j);
+    }
 }
 
 fn populate(
