@@ -378,7 +378,9 @@ impl WatchTable {
         self.kernel_full = true;
     }
 
-    /// Adds a watch on `path`, not watched yet; `None` when none can be had.
+    /// Adds a watch on `path`, not watched yet; `None` when none can be had. Only a project
+    /// file's own watch comes one at a time, and only inotify watches files.
+    #[cfg(target_os = "linux")]
     fn add_new(&mut self, path: &Path) -> Option<Landed> {
         if self.watched.len() >= self.max || self.kernel_full {
             return None;
