@@ -2,39 +2,123 @@
 //! (the client reads stdout). `BERTH_LOG` (RUST_LOG syntax) sets the filter
 //! and also copies the log to stderr, for debugging; without it the file
 //! gets `info` and above, and nothing goes to stderr.
+//!
+//! The file is opened at the first line written, not at start: a pre-tool
+//! hook with no objection (the call made before every tool use) writes
+//! none, and checking and opening the state folder is a dozen system calls.
 
-use std::sync::Mutex;
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use berth_client::paths::{self, EnvCtx};
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::fmt::writer::MakeWriterExt;
 
 /// The log file's name in the state folder.
 pub const LOG_FILE: &str = berth_client::logfile::HOOK_LOG;
 
 /// Installs the global subscriber. Failing to open the log file is not an
-/// error a hook may report: it then logs to stderr under `BERTH_LOG` only.
+/// error a hook may report: its lines are then dropped (and go to stderr
+/// under `BERTH_LOG`).
 pub fn init(env: &EnvCtx) {
     let debug = std::env::var_os("BERTH_LOG").filter(|v| !v.is_empty());
-    // Private like the daemon's: 0700 folder, 0600 file.
-    let file = paths::state_dir(env)
-        .ok()
-        .and_then(|dir| berth_client::logfile::open_private(&dir, LOG_FILE).ok());
+    let file = LazyFile::new(paths::state_dir(env).ok());
     let builder = tracing_subscriber::fmt().with_ansi(false);
     // The plain level filter skips parsing a filter on every session start.
-    let _ = match (file, debug) {
-        (Some(file), Some(_)) => builder
+    let _ = match debug {
+        Some(_) => builder
             .with_env_filter(EnvFilter::from_env("BERTH_LOG"))
-            .with_writer(Mutex::new(file).and(std::io::stderr))
+            .with_writer(file.and(io::stderr))
             .try_init(),
-        (None, Some(_)) => builder
-            .with_env_filter(EnvFilter::from_env("BERTH_LOG"))
-            .with_writer(std::io::stderr)
-            .try_init(),
-        (Some(file), None) => builder
+        None => builder
             .with_max_level(tracing::Level::INFO)
-            .with_writer(Mutex::new(file))
+            .with_writer(file)
             .try_init(),
-        (None, None) => Ok(()),
     };
+}
+
+/// The log file, opened (private like the daemon's: 0700 folder, 0600 file)
+/// when the first line is written; lines go nowhere when it cannot be.
+struct LazyFile {
+    dir: Option<PathBuf>,
+    file: OnceLock<Option<Mutex<File>>>,
+}
+
+impl LazyFile {
+    fn new(dir: Option<PathBuf>) -> Self {
+        Self {
+            dir,
+            file: OnceLock::new(),
+        }
+    }
+
+    fn file(&self) -> Option<&Mutex<File>> {
+        self.file
+            .get_or_init(|| {
+                let dir = self.dir.as_deref()?;
+                berth_client::logfile::open_private(dir, LOG_FILE)
+                    .ok()
+                    .map(Mutex::new)
+            })
+            .as_ref()
+    }
+}
+
+impl<'a> MakeWriter<'a> for LazyFile {
+    type Writer = LineWriter<'a>;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        LineWriter(
+            self.file()
+                .map(|f| f.lock().unwrap_or_else(|e| e.into_inner())),
+        )
+    }
+}
+
+/// One line's writer: the locked file, or nothing.
+struct LineWriter<'a>(Option<MutexGuard<'a, File>>);
+
+impl Write for LineWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match &mut self.0 {
+            Some(f) => f.write(buf),
+            None => Ok(buf.len()),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.0 {
+            Some(f) => f.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_file_is_made_at_the_first_line_and_not_before() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("state");
+        let lazy = LazyFile::new(Some(dir.clone()));
+        assert!(!dir.exists(), "nothing is made before a line is written");
+        writeln!(lazy.make_writer(), "one").unwrap();
+        writeln!(lazy.make_writer(), "two").unwrap();
+        let text = std::fs::read_to_string(dir.join(LOG_FILE)).unwrap();
+        assert_eq!(text, "one\ntwo\n");
+    }
+
+    #[test]
+    fn a_folder_that_cannot_be_made_drops_the_lines() {
+        let blocker = tempfile::NamedTempFile::new().unwrap();
+        let lazy = LazyFile::new(Some(blocker.path().join("state")));
+        writeln!(lazy.make_writer(), "dropped").unwrap();
+        assert!(lazy.file().is_none());
+        assert_eq!(std::fs::read(blocker.path()).unwrap(), b"");
+    }
 }
