@@ -8,14 +8,14 @@
 //! none, and checking and opening the state folder is a dozen system calls.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
 
 use berth_client::paths::{self, EnvCtx};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
-use tracing_subscriber::fmt::writer::MakeWriterExt;
+use tracing_subscriber::fmt::writer::{MakeWriterExt, OptionalWriter};
 
 /// The log file's name in the state folder.
 pub const LOG_FILE: &str = berth_client::logfile::HOOK_LOG;
@@ -41,10 +41,11 @@ pub fn init(env: &EnvCtx) {
 }
 
 /// The log file, opened (private like the daemon's: 0700 folder, 0600 file)
-/// when the first line is written; lines go nowhere when it cannot be.
+/// when the first line is written; lines go nowhere when it cannot be. Each
+/// line is one append of its whole text, so the writer needs no lock.
 struct LazyFile {
     dir: Option<PathBuf>,
-    file: OnceLock<Option<Mutex<File>>>,
+    file: OnceLock<Option<File>>,
 }
 
 impl LazyFile {
@@ -55,51 +56,29 @@ impl LazyFile {
         }
     }
 
-    fn file(&self) -> Option<&Mutex<File>> {
+    fn file(&self) -> Option<&File> {
         self.file
             .get_or_init(|| {
                 let dir = self.dir.as_deref()?;
-                berth_client::logfile::open_private(dir, LOG_FILE)
-                    .ok()
-                    .map(Mutex::new)
+                berth_client::logfile::open_private(dir, LOG_FILE).ok()
             })
             .as_ref()
     }
 }
 
 impl<'a> MakeWriter<'a> for LazyFile {
-    type Writer = LineWriter<'a>;
+    type Writer = OptionalWriter<&'a File>;
 
     fn make_writer(&'a self) -> Self::Writer {
-        LineWriter(
-            self.file()
-                .map(|f| f.lock().unwrap_or_else(|e| e.into_inner())),
-        )
-    }
-}
-
-/// One line's writer: the locked file, or nothing.
-struct LineWriter<'a>(Option<MutexGuard<'a, File>>);
-
-impl Write for LineWriter<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match &mut self.0 {
-            Some(f) => f.write(buf),
-            None => Ok(buf.len()),
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        match &mut self.0 {
-            Some(f) => f.flush(),
-            None => Ok(()),
-        }
+        self.file()
+            .map_or_else(OptionalWriter::none, OptionalWriter::some)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     #[test]
     fn the_file_is_made_at_the_first_line_and_not_before() {

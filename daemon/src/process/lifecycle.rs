@@ -51,11 +51,13 @@ pub enum BootError {
 }
 
 impl BootError {
-    fn failed(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BootError {
+    fn failed<E: Into<Box<dyn std::error::Error + Send + Sync>>>(
+        what: impl Into<String>,
+    ) -> impl FnOnce(E) -> BootError {
         let what = what.into();
         move |e| BootError::Failed {
             what,
-            source: Box::new(e),
+            source: e.into(),
         }
     }
 }
@@ -358,7 +360,7 @@ async fn serve(
     // Spawned, not polled by `block_on`: the accept loop hands each connection to this
     // future, and on the runtime's main thread every hand-over woke that thread and the I/O
     // driver (two more context switches per call; docs/benchmarks.md, 2026-12-07).
-    let server = tokio::spawn(
+    let mut server = tokio::spawn(
         tonic::transport::Server::builder()
             .http2_keepalive_interval(Some(limits.keepalive_interval()))
             // No stricter than the idle rule: a client that acks within the
@@ -404,18 +406,11 @@ async fn serve(
         "berthd ready"
     );
     ready.say("ready");
-    tokio::pin!(server);
     tokio::select! {
-        result = &mut server => match result {
-            Ok(served) => served.map_err(|e| BootError::Failed {
-                what: "serving".into(),
-                source: Box::new(e),
-            })?,
-            Err(e) => return Err(BootError::Failed {
-                what: "serving".into(),
-                source: Box::new(e),
-            }),
-        },
+        // The task's own failure (a panic), then the server's.
+        result = &mut server => result
+            .map_err(BootError::failed("serving"))?
+            .map_err(BootError::failed("serving"))?,
         () = async {
             daemon.stopped().await;
             // Long-lived calls (a session's stream) must not hold up exit.
