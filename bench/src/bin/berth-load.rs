@@ -371,3 +371,28 @@ fn populate(
     println!("{{\"workspaces\":{workspaces},\"roots\":{roots}}}");
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::shuffle;
+
+    /// Every round is a whole permutation, and no command keeps one predecessor: what a fixed
+    /// order did, and the reason for shuffling.
+    #[test]
+    fn each_round_runs_every_command_once_after_changing_neighbours() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut order: Vec<usize> = (0..5).collect();
+        let mut before = std::collections::HashSet::new();
+        for _ in 0..200 {
+            shuffle(&mut order, &mut seed);
+            let mut sorted = order.clone();
+            sorted.sort();
+            assert_eq!(sorted, (0..5).collect::<Vec<_>>());
+            let at = order.iter().position(|&c| c == 0).unwrap();
+            if at > 0 {
+                before.insert(order[at - 1]);
+            }
+        }
+        assert_eq!(before.len(), 4, "command 0 followed only {before:?}");
+    }
+}
