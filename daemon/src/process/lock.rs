@@ -90,6 +90,9 @@ pub enum DataFolder {
 const RECORD_WAIT: Duration = Duration::from_secs(1);
 
 /// Takes the data folder's lock, or finds out who holds it.
+// The wait runs at boot, before the runtime exists, and is paced by `thread::sleep`: its
+// deadline is real time, not the clock a test steps.
+#[allow(clippy::disallowed_methods)]
 pub fn claim_data_folder(data_dir: &Path, socket: &Path) -> io::Result<DataFolder> {
     let path = berth_client::paths::data_lock_path(data_dir);
     if let Some(lock) = InstanceLock::try_acquire(&path)? {
