@@ -187,7 +187,19 @@ fn followed(cwd: &str, targets: &[String]) -> Vec<pb::FollowedTarget> {
     let mut out = Vec::with_capacity(targets.len());
     for target in targets {
         // An empty path is no target (the daemon skips it too).
-        let Some(l) = (!target.is_empty()).then(|| landing(cwd, target)).flatten() else {
+        if target.is_empty() {
+            out.push(pb::FollowedTarget::default());
+            continue;
+        }
+        let Some(l) = landing(cwd, target) else {
+            // The daemon skips it as well: the system refuses such a path, so the write
+            // cannot land anywhere.
+            tracing::warn!(
+                event = "pre-tool",
+                target,
+                "the target cannot be followed (a NUL byte, or a loop or chain of links longer \
+                 than the system follows), so its write cannot land; it is not judged"
+            );
             out.push(pb::FollowedTarget::default());
             continue;
         };

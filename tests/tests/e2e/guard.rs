@@ -543,6 +543,41 @@ fn a_payload_that_is_not_json_or_an_unknown_shape_is_allowed_and_logged() {
     );
 }
 
+/// A path the system refuses (a NUL byte, a loop of links) is a write that cannot land: it
+/// is not judged, and the log says so.
+#[test]
+fn a_target_that_cannot_be_followed_is_allowed_and_logged() {
+    let w = world();
+    let nul = format!("{}/a\0b.rs", text(&w.alpha));
+    silent(&pre_tool(&w.env, &[], &claude_write(&w.shop, &nul)), "NUL");
+    assert!(
+        hook_log(&w.env).contains("the target cannot be followed"),
+        "{}",
+        hook_log(&w.env)
+    );
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("loop-b", w.alpha.join("loop-a")).unwrap();
+        std::os::unix::fs::symlink("loop-a", w.alpha.join("loop-b")).unwrap();
+        let looped = text(&w.alpha.join("loop-a").join("x.rs"));
+        silent(
+            &pre_tool(&w.env, &[], &claude_write(&w.shop, &looped)),
+            "loop",
+        );
+        assert!(
+            std::fs::write(w.alpha.join("loop-a").join("x.rs"), "").is_err(),
+            "the system writes through a loop of links"
+        );
+        let lines = hook_log(&w.env);
+        assert_eq!(
+            lines.matches("the target cannot be followed").count(),
+            2,
+            "{lines}"
+        );
+        assert!(lines.contains("loop-a"), "{lines}");
+    }
+}
+
 // Another user's process, run through setpriv.
 #[cfg(unix)]
 #[test]
