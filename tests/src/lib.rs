@@ -53,10 +53,20 @@ fn exe_name(name: &str) -> String {
     format!("{name}{}", std::env::consts::EXE_SUFFIX)
 }
 
-/// The directory holding the workspace's binaries (`target/<profile>`).
+/// The directory holding the workspace's binaries (`target/<profile>`), or
+/// `$BERTH_TEST_BINARIES` when set: a folder of binaries built another way (the Linux
+/// release clients, linked against musl) that the same tests then run.
 pub fn bin_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
+        if let Some(dir) = std::env::var_os("BERTH_TEST_BINARIES").filter(|d| !d.is_empty()) {
+            let dir = PathBuf::from(dir);
+            for bin in ["berth", "berthd", "berth-hook", "berth-mcp"] {
+                let bin = dir.join(exe_name(bin));
+                assert!(bin.is_file(), "BERTH_TEST_BINARIES: {} is missing", bin.display());
+            }
+            return dir;
+        }
         // target/<profile>/deps/e2e-<hash>: the profile dir is the first
         // ancestor holding berth.
         let exe = std::env::current_exe().expect("current_exe");
