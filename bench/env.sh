@@ -10,6 +10,8 @@
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 built=${BIN:-$root/target/release}
+# Absolute: the scripts run their commands from the project's folder.
+built=$(cd "$built" 2>/dev/null && pwd) || { echo "BIN: no folder ${BIN:-$root/target/release}" >&2; exit 1; }
 for b in berth berthd berth-hook; do
   [ -x "$built/$b" ] || {
     echo "missing $built/$b: cargo build --release --workspace --bins" >&2

@@ -56,12 +56,14 @@ print(f"ratio, another workspace: {cross / git:.2f}x as measured, {(cross - base
 PY
 # Interleaved round-robin (no shell; stdin the payload file for all), so drifting load hits
 # every command alike: one race per payload.
-load=${BIN:-$root/target/release}/berth-load
+load=$berth_load
 if [ -x "$load" ]; then
   for p in "$own" "$cross"; do
     echo "interleaved (berth-load race, ${runs} rounds, stdin $(basename "$p"); ratios over git):"
     "$load" race --runs "$runs" --stdin "$p" \
       "git rev-parse --show-toplevel" "$bin/berth-hook pre-tool" "/usr/bin/true"
   done
+else
+  echo "no berth-load beside BIN or in target/release: the interleaved race is skipped" >&2
 fi
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -72,5 +72,7 @@ if [ -x "$load" ]; then
     "$bin/berth-hook session-start" "$bin/berth prompt" "$empty" "/usr/bin/true")
   [ -n "${BEFORE:-}" ] && race+=("$BEFORE/berth resolve --json" "$BEFORE/berth-hook session-start")
   "$load" race --runs "$runs" --stdin "$payload" "${race[@]}"
+else
+  echo "no berth-load beside BIN or in target/release: the interleaved race is skipped" >&2
 fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
