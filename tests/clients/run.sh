@@ -18,6 +18,9 @@
 #                         (default: a temporary one, removed at the end)
 #   BERTH_CLIENTS_TIMEOUT seconds each client command may take (default 120)
 #   BERTH_CLIENTS_KEEP=1  keep the work folder (HOME, logs, model requests)
+#   BERTH_CLIENTS_BIN     a folder holding berth, berthd, berth-mcp and
+#                         berth-hook to run instead of a debug build (the
+#                         release clients on musl: target/release-musl)
 
 set -uo pipefail
 
@@ -161,9 +164,19 @@ if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
 fi
 command -v python3 >/dev/null || die "python3 is missing"
 
-echo "building berth (debug)"
-(cd "$ROOT" && cargo build --workspace --bins --quiet) || die "cargo build failed"
-BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug"
+if [ -n "${BERTH_CLIENTS_BIN:-}" ]; then
+    # Another build of the four programs, e.g. the release clients on musl
+    # (`.ci/platforms musl` puts them in target/release-musl).
+    BIN=$(cd "$BERTH_CLIENTS_BIN" && pwd) || die "BERTH_CLIENTS_BIN: no folder $BERTH_CLIENTS_BIN"
+    for p in berth berthd berth-mcp berth-hook; do
+        [ -x "$BIN/$p" ] || die "BERTH_CLIENTS_BIN: no $BIN/$p"
+    done
+    echo "berth from $BIN"
+else
+    echo "building berth (debug)"
+    (cd "$ROOT" && cargo build --workspace --bins --quiet) || die "cargo build failed"
+    BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug"
+fi
 
 PREFIX=${BERTH_CLIENTS_PREFIX:-$WORK/npm}
 echo "installing the clients into $PREFIX"

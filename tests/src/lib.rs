@@ -63,7 +63,11 @@ pub fn bin_dir() -> &'static Path {
             let dir = PathBuf::from(dir);
             for bin in ["berth", "berthd", "berth-hook", "berth-mcp"] {
                 let bin = dir.join(exe_name(bin));
-                assert!(bin.is_file(), "BERTH_TEST_BINARIES: {} is missing", bin.display());
+                assert!(
+                    bin.is_file(),
+                    "BERTH_TEST_BINARIES: {} is missing",
+                    bin.display()
+                );
             }
             return dir;
         }
