@@ -20,7 +20,7 @@
 #   BERTH_CLIENTS_KEEP=1  keep the work folder (HOME, logs, model requests)
 #   BERTH_CLIENTS_BIN     a folder holding berth, berthd, berth-mcp and
 #                         berth-hook to run instead of a debug build (the
-#                         release clients on musl: target/release-musl)
+#                         release build: target/release-musl)
 
 set -uo pipefail
 
@@ -165,8 +165,8 @@ fi
 command -v python3 >/dev/null || die "python3 is missing"
 
 if [ -n "${BERTH_CLIENTS_BIN:-}" ]; then
-    # Another build of the four programs, e.g. the release clients on musl
-    # (`.ci/platforms musl` puts them in target/release-musl).
+    # Another build of the four programs, e.g. the release build with
+    # `berth` and `berth-hook` on musl (`.ci/platforms musl`: target/release-musl).
     BIN=$(cd "$BERTH_CLIENTS_BIN" && pwd) || die "BERTH_CLIENTS_BIN: no folder $BERTH_CLIENTS_BIN"
     for p in berth berthd berth-mcp berth-hook; do
         [ -x "$BIN/$p" ] || die "BERTH_CLIENTS_BIN: no $BIN/$p"
