@@ -6,7 +6,8 @@
 # the ratio.
 #
 #   cargo build --release --workspace --bins
-#   bench/guard.sh           # RUNS=1000 by default
+#   bench/guard.sh           # RUNS=1000 by default; the glibc clients of that build
+#   .ci/platforms musl && BIN=target/release-musl bench/guard.sh   # the release build (ADR 0057)
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 runs=${RUNS:-1000}

@@ -10,7 +10,9 @@
 # true < payload'` measures the wrapper's own share.
 #
 #   cargo build --release --workspace --bins
-#   bench/whole-process.sh              # RUNS=1000
+#   bench/whole-process.sh              # RUNS=1000; the glibc clients of that build
+#   .ci/platforms musl && BIN=target/release-musl bench/whole-process.sh   # the release build
+#                                       # (berth and berth-hook on musl, ADR 0057)
 #   BEFORE=/tmp/berth-before bench/whole-process.sh   # adds older binaries to the same run
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
